@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Bounds-checked header parsing for XDP and TC: a cursor that only moves
+ * forward after each header was checked against data_end.
+ */
+#ifndef XOFFLOAD_PARSE_H
+#define XOFFLOAD_PARSE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "abi.h"
+
+struct xo_cursor {
+	void *pos;
+	void *end;
+};
+
+struct xo_vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+static __always_inline int xo_is_vlan_proto(__be16 proto)
+{
+	return proto == bpf_htons(XO_ETH_P_8021Q) ||
+	       proto == bpf_htons(XO_ETH_P_8021AD);
+}
+
+static __always_inline struct ethhdr *xo_parse_eth(struct xo_cursor *c)
+{
+	struct ethhdr *eth = c->pos;
+
+	if ((void *)(eth + 1) > c->end)
+		return NULL;
+	c->pos = eth + 1;
+	return eth;
+}
+
+/* Tags found in the packet data, outermost first. */
+struct xo_tags {
+	struct xo_vlan_tag tag[XO_VLAN_MAX_DEPTH];
+	__be16 inner_proto;	/* ethertype after the last parsed tag */
+	__u8 depth;		/* tags parsed (0..XO_VLAN_MAX_DEPTH) */
+	__u8 too_deep;		/* another tag follows the last parsed one */
+};
+
+/* Parses up to XO_VLAN_MAX_DEPTH tags starting with ethertype @proto at the
+ * cursor. Returns 0, or -1 when a tag is truncated.
+ */
+static __always_inline int xo_parse_vlans(struct xo_cursor *c, __be16 proto,
+					  struct xo_tags *t, int max)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < XO_VLAN_MAX_DEPTH; i++) {
+		struct xo_vlan_hdr *vh = c->pos;
+
+		if (i >= max || !xo_is_vlan_proto(proto))
+			break;
+		if ((void *)(vh + 1) > c->end)
+			return -1;
+		t->tag[t->depth].tpid = proto;
+		t->tag[t->depth].tci = vh->tci;
+		t->depth++;
+		proto = vh->encap_proto;
+		c->pos = vh + 1;
+	}
+	t->inner_proto = proto;
+	t->too_deep = xo_is_vlan_proto(proto);
+	return 0;
+}
+
+#endif /* XOFFLOAD_PARSE_H */

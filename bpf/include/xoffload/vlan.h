@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* VLAN policy maps and the hook-independent decision both xdp_vlan and
+ * tc_vlan run, so the two programs cannot disagree on what to do.
+ */
+#ifndef XOFFLOAD_VLAN_H
+#define XOFFLOAD_VLAN_H
+
+#include "parse.h"
+
+/* Maps are pinned by name: xdp_vlan and tc_vlan loaded with the same pin
+ * root (/sys/fs/bpf/xoffload/<ifname>) share one policy.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XO_DIR_MAX);
+	__type(key, __u32);
+	__type(value, struct xo_vlan_policy);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_vlan_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XO_DIR_MAX * XO_VID_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xo_vid_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_vlan_vid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XO_HOOK_MAX * XO_VLAN_CNT_MAX);
+	__type(key, __u32);
+	__type(value, struct xo_counter);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_vlan_stats SEC(".maps");
+
+static __always_inline void xo_vlan_count(__u32 hook, __u32 reason, __u64 bytes)
+{
+	__u32 key = hook * XO_VLAN_CNT_MAX + reason;
+	struct xo_counter *c = bpf_map_lookup_elem(&xo_vlan_stats, &key);
+
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
+#define XO_VID_MASK 0x0fff
+
+/* What to do with one frame, decided from the policy and its tags. */
+struct xo_vlan_plan {
+	__u32 drop_reason;	/* 0 = keep the frame, else an XO_VLAN_CNT_DROP_* */
+	__u8 rewrite;		/* replace the outer tag's TCI with new_tci */
+	__u8 pop;		/* tags to remove */
+	__u8 push;		/* tags to add (policy->push[0..push-1]) */
+	__u8 pad;
+	__be16 new_tci;
+};
+
+static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol,
+					   __u32 dir, const struct xo_tags *t,
+					   struct xo_vlan_plan *plan)
+{
+	__builtin_memset(plan, 0, sizeof(*plan));
+	if (t->too_deep) {
+		plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
+		return;
+	}
+	if (t->depth && (pol->flags & (XO_VLAN_F_ALLOW | XO_VLAN_F_REWRITE))) {
+		__u16 tci = bpf_ntohs(t->tag[0].tci);
+		__u32 key = dir * XO_VID_SLOTS + (tci & XO_VID_MASK);
+		struct xo_vid_entry *e = bpf_map_lookup_elem(&xo_vlan_vid, &key);
+
+		if ((pol->flags & XO_VLAN_F_ALLOW) &&
+		    (!e || !(e->flags & XO_VID_ALLOWED))) {
+			plan->drop_reason = XO_VLAN_CNT_DROP_NOT_ALLOWED;
+			return;
+		}
+		if ((pol->flags & XO_VLAN_F_REWRITE) && e && e->rewrite_vid) {
+			plan->rewrite = 1;
+			plan->new_tci = bpf_htons((tci & ~XO_VID_MASK) |
+						  (e->rewrite_vid & XO_VID_MASK));
+		}
+	}
+	if (pol->action == XO_VLAN_ACT_POP) {
+		plan->pop = pol->pop_depth < t->depth ? pol->pop_depth : t->depth;
+		if (plan->pop)
+			plan->rewrite = 0;	/* the rewritten tag leaves anyway */
+	} else if (pol->action == XO_VLAN_ACT_PUSH && pol->push_count) {
+		if (t->depth + pol->push_count > XO_VLAN_MAX_DEPTH) {
+			plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
+			return;
+		}
+		plan->push = pol->push_count > XO_VLAN_MAX_DEPTH ?
+			     XO_VLAN_MAX_DEPTH : pol->push_count;
+	}
+}
+
+/* Counts the outcome of a frame that was kept. */
+static __always_inline void xo_vlan_count_kept(__u32 hook,
+					       const struct xo_vlan_plan *plan,
+					       __u64 bytes)
+{
+	if (!plan->rewrite && !plan->pop && !plan->push) {
+		xo_vlan_count(hook, XO_VLAN_CNT_PASSED, bytes);
+		return;
+	}
+	xo_vlan_count(hook, XO_VLAN_CNT_MODIFIED, bytes);
+	if (plan->rewrite)
+		xo_vlan_count(hook, XO_VLAN_CNT_REWRITTEN, bytes);
+	if (plan->pop)
+		xo_vlan_count(hook, XO_VLAN_CNT_POPPED, bytes);
+	if (plan->push)
+		xo_vlan_count(hook, XO_VLAN_CNT_PUSHED, bytes);
+}
+
+#endif /* XOFFLOAD_VLAN_H */

@@ -1,0 +1,92 @@
+// Unit tests of the VLAN policy values: parsing of user input and the ABI encoding.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include "xoffload/loader.hpp"
+#include "xoffload/vlan.hpp"
+
+using namespace xoffload;
+
+TEST(ParseVid, AcceptsOneTo4094)
+{
+	EXPECT_EQ(*parse_vid("1"), 1);
+	EXPECT_EQ(*parse_vid("4094"), 4094);
+	EXPECT_EQ(*parse_vid("0x64"), 100);
+}
+
+TEST(ParseVid, RejectsOutOfRangeAndGarbage)
+{
+	for (const char *bad : {"0", "4095", "-1", "", "12a", "abc", "99999999999"}) {
+		auto r = parse_vid(bad);
+		ASSERT_FALSE(r) << bad;
+		EXPECT_EQ(r.error().kind, ErrorKind::usage) << bad;
+	}
+}
+
+TEST(ParsePcp, ZeroToSeven)
+{
+	EXPECT_EQ(*parse_pcp("0"), 0);
+	EXPECT_EQ(*parse_pcp("7"), 7);
+	EXPECT_FALSE(parse_pcp("8"));
+	EXPECT_FALSE(parse_pcp("-1"));
+}
+
+TEST(ParseNames, HooksModesProtosDirs)
+{
+	EXPECT_EQ(*parse_hook("tc-egress"), Hook::tc_egress);
+	EXPECT_FALSE(parse_hook("tc"));
+	EXPECT_EQ(*parse_xdp_mode("skb"), XdpMode::skb);
+	EXPECT_FALSE(parse_xdp_mode("hw"));
+	EXPECT_EQ(*parse_tpid("802.1ad"), 0x88a8);
+	EXPECT_EQ(*parse_tpid("802.1Q"), 0x8100);
+	EXPECT_FALSE(parse_tpid("802.1x"));
+	EXPECT_EQ(*parse_dir("egress"), Dir::egress);
+	EXPECT_FALSE(parse_dir("both"));
+}
+
+TEST(TagSpec, EncodesPcpDeiVidInNetworkOrder)
+{
+	TagSpec t{0x88a8, 100, 5, true};
+	xo_vlan_tag a = t.to_abi();
+	EXPECT_EQ(ntohs(a.tpid), 0x88a8);
+	EXPECT_EQ(ntohs(a.tci), (5 << 13) | (1 << 12) | 100);
+	TagSpec back = TagSpec::from_abi(a);
+	EXPECT_EQ(back.tpid, 0x88a8);
+	EXPECT_EQ(back.vid, 100);
+	EXPECT_EQ(back.pcp, 5);
+	EXPECT_TRUE(back.dei);
+}
+
+TEST(Policy, PushQinQKeepsFlagsAndOrder)
+{
+	xo_vlan_policy cur{};
+	cur.flags = XO_VLAN_F_ALLOW;
+	auto p = make_push_policy(cur, {TagSpec{0x88a8, 10, 0, false}, TagSpec{0x8100, 20, 3, false}});
+	EXPECT_EQ(p.abi_version, XO_ABI_VERSION);
+	EXPECT_EQ(p.action, XO_VLAN_ACT_PUSH);
+	EXPECT_EQ(p.push_count, 2);
+	EXPECT_EQ(p.flags, XO_VLAN_F_ALLOW);
+	EXPECT_EQ(ntohs(p.push[0].tpid), 0x88a8);
+	EXPECT_EQ(ntohs(p.push[1].tci), (3 << 13) | 20);
+	EXPECT_EQ(describe_policy(p), "push 802.1ad vid 10 pcp 0 802.1Q vid 20 pcp 3, allow-list on");
+}
+
+TEST(Policy, PopAndClear)
+{
+	xo_vlan_policy cur{};
+	cur.flags = XO_VLAN_F_REWRITE;
+	auto p = make_pop_policy(cur, 2);
+	EXPECT_EQ(p.action, XO_VLAN_ACT_POP);
+	EXPECT_EQ(p.pop_depth, 2);
+	EXPECT_EQ(p.flags, XO_VLAN_F_REWRITE);
+	auto c = make_clear_policy();
+	EXPECT_EQ(c.action, XO_VLAN_ACT_NONE);
+	EXPECT_EQ(c.flags, 0u);
+}
+
+TEST(Names, CountersAndHooks)
+{
+	EXPECT_STREQ(vlan_counter_name(XO_VLAN_CNT_DROP_NO_HEADROOM), "dropped-no-headroom");
+	EXPECT_STREQ(vlan_counter_name(XO_VLAN_CNT_MAX), "?");
+	EXPECT_STREQ(hook_name(XO_HOOK_TC_EGRESS), "tc-egress");
+}

@@ -1,0 +1,71 @@
+// offload-tool: command line front end of libxoffload.
+#include <csignal>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "xoffload/loader.hpp"
+#include "xoffload/netdev.hpp"
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+} // namespace
+
+namespace xoffload::cli {
+
+void install_stop_handler()
+{
+	struct sigaction sa {};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, nullptr);
+	sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool stop_requested()
+{
+	return g_stop != 0;
+}
+
+Status prepare(const Globals &g)
+{
+	set_library_verbosity(g.verbose);
+	if (!g.netns.empty())
+		return netns_enter(g.netns);
+	return ok();
+}
+
+} // namespace xoffload::cli
+
+int main(int argc, char **argv)
+{
+	using namespace xoffload;
+	cli::Globals g;
+	int rc = 0;
+
+	CLI::App app{"xoffload: VLAN, Geneve, segmentation and checksum offloads in XDP, TC and AF_XDP",
+		     "offload-tool"};
+	app.set_version_flag("--version", std::string("offload-tool ") + XOFFLOAD_VERSION);
+	app.add_flag("--json", g.json, "Machine-readable output");
+	app.add_flag("-v,--verbose", g.verbose, "More output (-vv shows libbpf/libxdp debug)");
+	app.add_option("-n,--netns", g.netns, "Run in this network namespace (like ip -n)");
+	app.require_subcommand(1);
+	app.fallthrough();
+
+	cli::add_attach_commands(app, g, rc);
+	cli::add_vlan_command(app, g, rc);
+
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::CallForHelp &e) {
+		return app.exit(e);
+	} catch (const CLI::CallForAllHelp &e) {
+		return app.exit(e);
+	} catch (const CLI::CallForVersion &e) {
+		return app.exit(e);
+	} catch (const CLI::ParseError &e) {
+		std::string msg = e.what();
+		std::fprintf(stderr, "offload-tool: %s (see --help)\n", msg.c_str());
+		return 2;
+	}
+	return rc;
+}

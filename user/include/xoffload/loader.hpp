@@ -1,0 +1,70 @@
+// Attaching the xoffload BPF programs: XDP through libxdp (dispatcher with
+// multiprog where the kernel allows it, single program otherwise) and TC
+// clsact through libbpf. The kernel keeps them attached after we exit; maps
+// are pinned under pin_dir(dev).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xoffload/netdev.hpp"
+#include "xoffload/result.hpp"
+
+namespace xoffload {
+
+enum class Hook { xdp, tc_ingress, tc_egress };
+enum class XdpMode { native, skb };
+
+Result<Hook> parse_hook(std::string_view s);
+Result<XdpMode> parse_xdp_mode(std::string_view s);
+const char *to_string(Hook h);
+const char *to_string(XdpMode m);
+
+// The program families; only vlan exists so far.
+enum class Feature { vlan };
+Result<Feature> parse_feature(std::string_view s);
+const char *to_string(Feature f);
+
+// TC filter identity: one handle/priority for every xoffload filter.
+inline constexpr uint32_t kTcHandle = 0x0b0f;
+inline constexpr uint32_t kTcPriority = 0x0b0f;
+
+struct AttachInfo {
+	Hook hook;
+	XdpMode mode = XdpMode::native;	// XDP only
+	uint32_t prog_id = 0;
+	std::string prog_name;
+	bool multiprog = false;		// XDP: through libxdp's dispatcher
+	unsigned run_prio = 0;		// XDP multiprog priority
+};
+
+struct XdpProgInfo {
+	std::string name;
+	uint32_t id = 0;
+	unsigned run_prio = 0;
+	bool ours = false;
+};
+
+struct IfStatus {
+	Netdev dev;
+	std::string pin_dir;
+	bool pinned = false;			// maps present under pin_dir
+	std::vector<AttachInfo> ours;		// xoffload programs attached
+	std::vector<XdpProgInfo> xdp_progs;	// everything at the XDP hook
+	std::string xdp_mode;			// "native", "skb", "" if none
+	bool xdp_multiprog = false;
+};
+
+Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode);
+// Detaches the feature's programs at the given hook, or at every hook when
+// none is given; removes the pins once nothing of ours is left.
+Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature f, std::optional<Hook> h);
+Result<IfStatus> status(const Netdev &dev);
+
+// Names libxdp/libbpf print go to stderr only when verbose.
+void set_library_verbosity(int level);
+
+} // namespace xoffload

@@ -1,0 +1,37 @@
+// Interfaces, network namespaces and the bpffs pin layout
+// (/sys/fs/bpf/xoffload/<ifname>[@<netns>]/).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "xoffload/result.hpp"
+
+namespace xoffload {
+
+struct Netdev {
+	std::string name;
+	int ifindex = 0;
+};
+
+// Resolves an interface in the current network namespace (usage error if absent).
+Result<Netdev> netdev_lookup(std::string_view ifname);
+
+// Moves this process into the named network namespace (/run/netns/<name>),
+// like `ip -n`. The mount namespace, and so bpffs, stays the caller's.
+Status netns_enter(const std::string &name);
+// Name given to netns_enter, empty for the initial one.
+const std::string &netns_current();
+
+inline constexpr const char *kBpffsRoot = "/sys/fs/bpf";
+
+// Fails with a clear line when /sys/fs/bpf is not a mounted bpffs.
+Status bpffs_check();
+// Pin directory of one interface; contains the netns name when not the initial one.
+std::string pin_dir(const Netdev &dev);
+Status make_dirs(const std::string &path);
+// Removes the pin directory and the pins in it; missing is fine.
+Status remove_pin_dir(const std::string &path);
+bool path_exists(const std::string &path);
+
+} // namespace xoffload

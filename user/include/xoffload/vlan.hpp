@@ -1,0 +1,77 @@
+// VLAN policy as userspace sees it: validated values, conversion to the ABI
+// structs of bpf/include/xoffload/abi.h, and the control of pinned maps.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xoffload/abi_check.hpp"
+#include "xoffload/fd.hpp"
+#include "xoffload/result.hpp"
+
+namespace xoffload {
+
+enum class Dir : uint32_t { ingress = XO_DIR_INGRESS, egress = XO_DIR_EGRESS };
+
+Result<uint16_t> parse_vid(std::string_view s);	// 1..4094
+Result<uint8_t> parse_pcp(std::string_view s);		// 0..7
+Result<uint16_t> parse_tpid(std::string_view s);	// 802.1Q | 802.1ad | 0x8100 | 0x88a8
+Result<Dir> parse_dir(std::string_view s);
+const char *dir_name(Dir d);
+const char *vlan_counter_name(unsigned reason);	// "popped", "dropped-malformed", ...
+const char *hook_name(unsigned hook);			// "xdp", "tc-ingress", "tc-egress"
+
+struct TagSpec {
+	uint16_t tpid = XO_ETH_P_8021Q;
+	uint16_t vid = 0;
+	uint8_t pcp = 0;
+	bool dei = false;
+	xo_vlan_tag to_abi() const;		// network byte order
+	static TagSpec from_abi(const xo_vlan_tag &t);
+};
+
+// Builders for the policy values; they never touch the kernel.
+xo_vlan_policy make_pop_policy(const xo_vlan_policy &cur, unsigned depth);
+xo_vlan_policy make_push_policy(const xo_vlan_policy &cur, const std::vector<TagSpec> &tags);
+xo_vlan_policy make_clear_policy();
+std::string describe_policy(const xo_vlan_policy &p);
+
+struct VlanCounters {
+	// [hook][reason], summed over CPUs
+	std::array<std::array<xo_counter, XO_VLAN_CNT_MAX>, XO_HOOK_MAX> v{};
+};
+
+struct VidRule {
+	uint16_t vid;
+	bool allowed;
+	uint16_t rewrite_to;	// 0 = none
+};
+
+// The pinned maps of one interface's VLAN programs.
+class VlanMaps {
+public:
+	// Opens the maps pinned under pin_dir; fails with a clear message if the
+	// programs were never attached there.
+	static Result<VlanMaps> open(const std::string &pin_dir, const std::string &ifname);
+
+	Result<xo_vlan_policy> policy(Dir d) const;
+	Status set_policy(Dir d, const xo_vlan_policy &p);
+	Result<std::vector<VidRule>> vid_rules(Dir d) const;	// non-empty slots only
+	Status set_allowed(Dir d, const std::vector<uint16_t> &vids, bool allowed);
+	Status clear_allowed(Dir d);
+	Status set_rewrite(Dir d, uint16_t from, uint16_t to);	// to = 0 removes
+	Result<VlanCounters> counters() const;
+
+private:
+	Result<xo_vid_entry> vid_entry(Dir d, uint16_t vid) const;
+	Status put_vid_entry(Dir d, uint16_t vid, const xo_vid_entry &e);
+	Status update_flags(Dir d, uint32_t set, uint32_t clear);
+
+	UniqueFd cfg_, vid_, stats_;
+};
+
+} // namespace xoffload

@@ -1,0 +1,376 @@
+// Attach/detach/status of the xoffload programs. The only file that embeds
+// the BPF objects (through their bpftool skeletons).
+#include "xoffload/loader.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <memory>
+
+#include "../core/internal.hpp"
+#include "tc_vlan.skel.h"
+#include "xdp_vlan.skel.h"
+
+namespace xoffload {
+
+namespace {
+
+int g_verbosity = 0;
+
+int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBBPF_WARN && g_verbosity >= 1) || g_verbosity >= 2)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+int print_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBXDP_WARN && g_verbosity >= 1) || g_verbosity >= 2)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+struct XdpSkelDel {
+	void operator()(xdp_vlan_bpf *s) const { xdp_vlan_bpf__destroy(s); }
+};
+struct TcSkelDel {
+	void operator()(tc_vlan_bpf *s) const { tc_vlan_bpf__destroy(s); }
+};
+struct XdpProgDel {
+	void operator()(xdp_program *p) const { xdp_program__close(p); }
+};
+struct MultiprogDel {
+	void operator()(xdp_multiprog *m) const { xdp_multiprog__close(m); }
+};
+using XdpVlanSkel = std::unique_ptr<xdp_vlan_bpf, XdpSkelDel>;
+using TcVlanSkel = std::unique_ptr<tc_vlan_bpf, TcSkelDel>;
+using XdpProgram = std::unique_ptr<xdp_program, XdpProgDel>;
+using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
+
+// Program names, taken from the skeletons rather than spelled here.
+struct ProgNames {
+	std::string xdp, tc_ingress, tc_egress;
+};
+
+const ProgNames &prog_names()
+{
+	static const ProgNames names = [] {
+		ProgNames n;
+		XdpVlanSkel x(xdp_vlan_bpf__open());
+		TcVlanSkel t(tc_vlan_bpf__open());
+		if (x)
+			n.xdp = bpf_program__name(x->progs.xdp_vlan);
+		if (t) {
+			n.tc_ingress = bpf_program__name(t->progs.tc_vlan_ingress);
+			n.tc_egress = bpf_program__name(t->progs.tc_vlan_egress);
+		}
+		return n;
+	}();
+	return names;
+}
+
+bpf_tc_attach_point tc_point(Hook h)
+{
+	return h == Hook::tc_ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS;
+}
+
+std::string prog_name_by_id(uint32_t id)
+{
+	int fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return {};
+	bpf_prog_info info{};
+	uint32_t len = sizeof(info);
+	std::string name;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		name = info.name;
+	::close(fd);
+	return name;
+}
+
+// Our filter at a TC hook: its prog id, 0 if none.
+Result<uint32_t> tc_query(const Netdev &dev, Hook h)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = kTcHandle, .priority = kTcPriority);
+	int err = bpf_tc_query(&hook, &q);
+	if (err == -ENOENT || err == -EINVAL)
+		return 0u; // no clsact qdisc or no filter of ours
+	if (err)
+		return errno_error("query tc on " + dev.name, err);
+	return q.prog_id;
+}
+
+Result<Multiprog> xdp_query(const Netdev &dev)
+{
+	xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(dev.ifindex);
+	long err = libxdp_get_error(mp);
+	if (err == -ENOENT)
+		return Multiprog{};
+	if (err)
+		return errno_error("query xdp on " + dev.name, static_cast<int>(err));
+	return Multiprog(mp);
+}
+
+// Visits every program at the XDP hook (the main one in legacy mode).
+template <typename F>
+void for_each_xdp_prog(xdp_multiprog *mp, F &&f)
+{
+	if (!mp)
+		return;
+	if (xdp_multiprog__is_legacy(mp)) {
+		if (xdp_program *p = xdp_multiprog__main_prog(mp))
+			f(p);
+		return;
+	}
+	for (xdp_program *p = xdp_multiprog__next_prog(nullptr, mp); p;
+	     p = xdp_multiprog__next_prog(p, mp))
+		f(p);
+}
+
+XdpMode mode_of(xdp_multiprog *mp)
+{
+	return xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? XdpMode::skb : XdpMode::native;
+}
+
+std::string pin_marker(const Netdev &dev)
+{
+	return pin_dir(dev) + "/" + vlan_map_names().cfg;
+}
+
+Result<AttachInfo> attach_xdp(const Netdev &dev, XdpMode mode, const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
+	XdpVlanSkel skel(xdp_vlan_bpf__open_opts(&oo));
+	if (!skel)
+		return errno_error("open xdp_vlan object", errno);
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj,
+			    .prog_name = bpf_program__name(skel->progs.xdp_vlan));
+	XdpProgram prog(xdp_program__create(&po));
+	if (long err = libxdp_get_error(prog.get())) {
+		prog.release();
+		return errno_error("create xdp program", static_cast<int>(err));
+	}
+	int err = xdp_program__attach(prog.get(), dev.ifindex,
+				      mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	if (err) {
+		std::string why = "attach xdp_vlan to " + dev.name + " (" + to_string(mode) + ")";
+		if (err == -EOPNOTSUPP && mode == XdpMode::native)
+			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
+		if (err == -EEXIST || err == -EBUSY)
+			return runtime_error(why + ": another XDP program holds the interface in a mode that cannot be shared", -err);
+		return errno_error(why, err);
+	}
+	AttachInfo info{Hook::xdp, mode, xdp_program__id(prog.get()), prog_names().xdp};
+	info.run_prio = xdp_program__run_prio(prog.get());
+	if (auto mp = xdp_query(dev); mp && mp->get())
+		info.multiprog = !xdp_multiprog__is_legacy(mp->get());
+	return info;
+}
+
+Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
+	int err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST)
+		return errno_error("create clsact qdisc on " + dev.name, err);
+
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
+	TcVlanSkel skel(tc_vlan_bpf__open_opts(&oo));
+	if (!skel)
+		return errno_error("open tc_vlan object", errno);
+	bpf_program *want = h == Hook::tc_ingress ? skel->progs.tc_vlan_ingress : skel->progs.tc_vlan_egress;
+	bpf_program *other = h == Hook::tc_ingress ? skel->progs.tc_vlan_egress : skel->progs.tc_vlan_ingress;
+	bpf_program__set_autoload(other, false);
+	if ((err = tc_vlan_bpf__load(skel.get())))
+		return errno_error("load tc_vlan", err);
+	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = bpf_program__fd(want), .handle = kTcHandle,
+		    .priority = kTcPriority);
+	if ((err = bpf_tc_attach(&hook, &to)))
+		return errno_error(std::string("attach ") + bpf_program__name(want) + " to " + dev.name, err);
+	return AttachInfo{h, XdpMode::native, to.prog_id, bpf_program__name(want)};
+}
+
+bool is_our_name(const std::string &name)
+{
+	const auto &n = prog_names();
+	return name == n.xdp || name == n.tc_ingress || name == n.tc_egress;
+}
+
+} // namespace
+
+VlanMapNames vlan_map_names()
+{
+	static const VlanMapNames names = [] {
+		VlanMapNames n;
+		XdpVlanSkel x(xdp_vlan_bpf__open());
+		if (x) {
+			n.cfg = bpf_map__name(x->maps.xo_vlan_cfg);
+			n.vid = bpf_map__name(x->maps.xo_vlan_vid);
+			n.stats = bpf_map__name(x->maps.xo_vlan_stats);
+		}
+		return n;
+	}();
+	return names;
+}
+
+void set_library_verbosity(int level)
+{
+	g_verbosity = level;
+	libbpf_set_print(print_libbpf);
+	libxdp_set_print(print_libxdp);
+}
+
+Result<Hook> parse_hook(std::string_view s)
+{
+	if (s == "xdp")
+		return Hook::xdp;
+	if (s == "tc-ingress")
+		return Hook::tc_ingress;
+	if (s == "tc-egress")
+		return Hook::tc_egress;
+	return usage_error("unknown hook '" + std::string(s) + "' (xdp, tc-ingress or tc-egress)");
+}
+
+Result<XdpMode> parse_xdp_mode(std::string_view s)
+{
+	if (s == "native")
+		return XdpMode::native;
+	if (s == "skb")
+		return XdpMode::skb;
+	return usage_error("unknown XDP mode '" + std::string(s) + "' (native or skb)");
+}
+
+Result<Feature> parse_feature(std::string_view s)
+{
+	if (s == "vlan")
+		return Feature::vlan;
+	return usage_error("unknown feature '" + std::string(s) + "' (vlan)");
+}
+
+const char *to_string(Hook h)
+{
+	switch (h) {
+	case Hook::xdp:
+		return "xdp";
+	case Hook::tc_ingress:
+		return "tc-ingress";
+	case Hook::tc_egress:
+		return "tc-egress";
+	}
+	return "?";
+}
+
+const char *to_string(XdpMode m)
+{
+	return m == XdpMode::skb ? "skb" : "native";
+}
+
+const char *to_string(Feature)
+{
+	return "vlan";
+}
+
+Result<IfStatus> status(const Netdev &dev)
+{
+	IfStatus st;
+	st.dev = dev;
+	st.pin_dir = pin_dir(dev);
+	st.pinned = path_exists(pin_marker(dev));
+
+	auto mp = xdp_query(dev);
+	if (!mp)
+		return mp.error();
+	if (mp->get()) {
+		xdp_multiprog *m = mp->get();
+		st.xdp_mode = to_string(mode_of(m));
+		st.xdp_multiprog = !xdp_multiprog__is_legacy(m);
+		for_each_xdp_prog(m, [&](xdp_program *p) {
+			XdpProgInfo pi{xdp_program__name(p), xdp_program__id(p),
+				       xdp_program__run_prio(p), false};
+			pi.ours = pi.name == prog_names().xdp;
+			if (pi.ours)
+				st.ours.push_back(AttachInfo{Hook::xdp, mode_of(m), pi.id, pi.name,
+							     st.xdp_multiprog, pi.run_prio});
+			st.xdp_progs.push_back(std::move(pi));
+		});
+	}
+	for (Hook h : {Hook::tc_ingress, Hook::tc_egress}) {
+		auto id = tc_query(dev, h);
+		if (!id)
+			return id.error();
+		if (*id) {
+			std::string name = prog_name_by_id(*id);
+			if (is_our_name(name))
+				st.ours.push_back(AttachInfo{h, XdpMode::native, *id, name});
+		}
+	}
+	return st;
+}
+
+Result<AttachInfo> attach(const Netdev &dev, Feature, Hook h, XdpMode mode)
+{
+	if (auto s = bpffs_check(); !s)
+		return s.error();
+	auto st = status(dev);
+	if (!st)
+		return st.error();
+	for (const auto &a : st->ours)
+		if (a.hook == h)
+			return runtime_error("vlan is already attached to " + dev.name + " at " + to_string(h) +
+					     " (prog id " + std::to_string(a.prog_id) + ")", EEXIST);
+	std::string dir = pin_dir(dev);
+	if (auto s = make_dirs(dir); !s)
+		return s.error();
+	auto r = h == Hook::xdp ? attach_xdp(dev, mode, dir) : attach_tc(dev, h, dir);
+	if (!r && st->ours.empty())
+		(void)remove_pin_dir(dir); // nothing of ours remains: leave no pins behind
+	return r;
+}
+
+Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature, std::optional<Hook> h)
+{
+	auto st = status(dev);
+	if (!st)
+		return st.error();
+	std::vector<AttachInfo> gone;
+	size_t left = 0;
+	for (const auto &a : st->ours) {
+		if (h && a.hook != *h) {
+			left++;
+			continue;
+		}
+		int err = 0;
+		if (a.hook == Hook::xdp) {
+			auto mp = xdp_query(dev);
+			if (!mp)
+				return mp.error();
+			err = -ENOENT;
+			for_each_xdp_prog(mp->get(), [&](xdp_program *p) {
+				if (err == -ENOENT && xdp_program__id(p) == a.prog_id)
+					err = xdp_program__detach(p, dev.ifindex,
+								  xdp_multiprog__attach_mode(mp->get()), 0);
+			});
+		} else {
+			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(a.hook));
+			LIBBPF_OPTS(bpf_tc_opts, o, .handle = kTcHandle, .priority = kTcPriority);
+			err = bpf_tc_detach(&hook, &o);
+		}
+		if (err)
+			return errno_error(std::string("detach ") + a.prog_name + " from " + dev.name, err);
+		gone.push_back(a);
+	}
+	if (h && gone.empty())
+		return runtime_error(std::string("vlan is not attached to ") + dev.name + " at " + to_string(*h), ENOENT);
+	if (!left)
+		if (auto s = remove_pin_dir(pin_dir(dev)); !s)
+			return s.error();
+	return gone;
+}
+
+} // namespace xoffload

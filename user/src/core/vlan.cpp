@@ -1,0 +1,310 @@
+// VLAN policy values and the control of the pinned VLAN maps.
+#include "xoffload/vlan.hpp"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <charconv>
+#include <cstdio>
+
+#include "internal.hpp"
+
+namespace xoffload {
+
+namespace {
+
+Result<long> parse_int(std::string_view s, const char *what)
+{
+	long v = 0;
+	int base = 10;
+	std::string_view t = s;
+	if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+		base = 16;
+		t.remove_prefix(2);
+	}
+	auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
+	if (t.empty() || ec != std::errc() || p != t.data() + t.size())
+		return usage_error(std::string("invalid ") + what + " '" + std::string(s) + "'");
+	return v;
+}
+
+} // namespace
+
+Result<uint16_t> parse_vid(std::string_view s)
+{
+	auto v = parse_int(s, "VID");
+	if (!v)
+		return v.error();
+	if (*v < XO_VID_MIN || *v > XO_VID_MAX)
+		return usage_error("VID " + std::string(s) + " outside 1..4094");
+	return static_cast<uint16_t>(*v);
+}
+
+Result<uint8_t> parse_pcp(std::string_view s)
+{
+	auto v = parse_int(s, "PCP");
+	if (!v)
+		return v.error();
+	if (*v < 0 || *v > 7)
+		return usage_error("PCP " + std::string(s) + " outside 0..7");
+	return static_cast<uint8_t>(*v);
+}
+
+Result<uint16_t> parse_tpid(std::string_view s)
+{
+	if (s == "802.1Q" || s == "802.1q" || s == "0x8100")
+		return uint16_t{XO_ETH_P_8021Q};
+	if (s == "802.1ad" || s == "802.1AD" || s == "0x88a8" || s == "0x88A8")
+		return uint16_t{XO_ETH_P_8021AD};
+	return usage_error("unknown VLAN protocol '" + std::string(s) + "' (802.1Q or 802.1ad)");
+}
+
+Result<Dir> parse_dir(std::string_view s)
+{
+	if (s == "ingress")
+		return Dir::ingress;
+	if (s == "egress")
+		return Dir::egress;
+	return usage_error("unknown direction '" + std::string(s) + "' (ingress or egress)");
+}
+
+const char *dir_name(Dir d)
+{
+	return d == Dir::ingress ? "ingress" : "egress";
+}
+
+const char *vlan_counter_name(unsigned reason)
+{
+	static constexpr const char *names[XO_VLAN_CNT_MAX] = {
+		"passed",	     "modified",	    "popped",
+		"pushed",	     "rewritten",	    "dropped-malformed",
+		"dropped-not-allowed", "dropped-no-headroom", "dropped-too-deep",
+	};
+	return reason < XO_VLAN_CNT_MAX ? names[reason] : "?";
+}
+
+const char *hook_name(unsigned hook)
+{
+	static constexpr const char *names[XO_HOOK_MAX] = {"xdp", "tc-ingress", "tc-egress"};
+	return hook < XO_HOOK_MAX ? names[hook] : "?";
+}
+
+xo_vlan_tag TagSpec::to_abi() const
+{
+	uint16_t tci = static_cast<uint16_t>((pcp & 7) << 13 | (dei ? 1 : 0) << 12 | (vid & 0x0fff));
+	return xo_vlan_tag{htons(tpid), htons(tci)};
+}
+
+TagSpec TagSpec::from_abi(const xo_vlan_tag &t)
+{
+	uint16_t tci = ntohs(t.tci);
+	return TagSpec{ntohs(t.tpid), static_cast<uint16_t>(tci & 0x0fff),
+		       static_cast<uint8_t>(tci >> 13), (tci & 0x1000) != 0};
+}
+
+xo_vlan_policy make_pop_policy(const xo_vlan_policy &cur, unsigned depth)
+{
+	xo_vlan_policy p{};
+	p.abi_version = XO_ABI_VERSION;
+	p.flags = cur.flags;
+	p.action = XO_VLAN_ACT_POP;
+	p.pop_depth = static_cast<uint8_t>(depth);
+	return p;
+}
+
+xo_vlan_policy make_push_policy(const xo_vlan_policy &cur, const std::vector<TagSpec> &tags)
+{
+	xo_vlan_policy p{};
+	p.abi_version = XO_ABI_VERSION;
+	p.flags = cur.flags;
+	p.action = XO_VLAN_ACT_PUSH;
+	p.push_count = static_cast<uint8_t>(tags.size() > XO_VLAN_MAX_DEPTH ? XO_VLAN_MAX_DEPTH : tags.size());
+	for (unsigned i = 0; i < p.push_count; i++)
+		p.push[i] = tags[i].to_abi();
+	return p;
+}
+
+xo_vlan_policy make_clear_policy()
+{
+	xo_vlan_policy p{};
+	p.abi_version = XO_ABI_VERSION;
+	return p;
+}
+
+std::string describe_policy(const xo_vlan_policy &p)
+{
+	std::string s;
+	char buf[96];
+
+	switch (p.action) {
+	case XO_VLAN_ACT_POP:
+		s = "pop " + std::to_string(p.pop_depth);
+		break;
+	case XO_VLAN_ACT_PUSH:
+		s = "push";
+		for (unsigned i = 0; i < p.push_count && i < XO_VLAN_MAX_DEPTH; i++) {
+			TagSpec t = TagSpec::from_abi(p.push[i]);
+			std::snprintf(buf, sizeof(buf), " %s vid %u pcp %u%s",
+				      t.tpid == XO_ETH_P_8021AD ? "802.1ad" : "802.1Q", t.vid, t.pcp,
+				      t.dei ? " dei" : "");
+			s += buf;
+		}
+		break;
+	default:
+		s = "none";
+	}
+	if (p.flags & XO_VLAN_F_ALLOW)
+		s += ", allow-list on";
+	if (p.flags & XO_VLAN_F_REWRITE)
+		s += ", rewrite on";
+	return s;
+}
+
+Result<VlanMaps> VlanMaps::open(const std::string &pin_dir, const std::string &ifname)
+{
+	VlanMapNames names = vlan_map_names();
+	VlanMaps m;
+	UniqueFd *fds[] = {&m.cfg_, &m.vid_, &m.stats_};
+	const std::string *paths[] = {&names.cfg, &names.vid, &names.stats};
+
+	for (int i = 0; i < 3; i++) {
+		std::string path = pin_dir + "/" + *paths[i];
+		int fd = bpf_obj_get(path.c_str());
+		if (fd < 0) {
+			if (errno == ENOENT)
+				return runtime_error("vlan is not attached on " + ifname +
+						     " (run: offload-tool attach " + ifname + " vlan)", ENOENT);
+			return errno_error("open pinned map " + path, errno);
+		}
+		fds[i]->reset(fd);
+	}
+	return m;
+}
+
+Result<xo_vlan_policy> VlanMaps::policy(Dir d) const
+{
+	uint32_t key = static_cast<uint32_t>(d);
+	xo_vlan_policy p{};
+	if (bpf_map_lookup_elem(cfg_.get(), &key, &p))
+		return errno_error("read vlan policy", errno);
+	return p;
+}
+
+Status VlanMaps::set_policy(Dir d, const xo_vlan_policy &p)
+{
+	uint32_t key = static_cast<uint32_t>(d);
+	if (bpf_map_update_elem(cfg_.get(), &key, &p, BPF_ANY))
+		return errno_error("write vlan policy", errno);
+	return ok();
+}
+
+Status VlanMaps::update_flags(Dir d, uint32_t set, uint32_t clear)
+{
+	auto p = policy(d);
+	if (!p)
+		return p.error();
+	p->abi_version = XO_ABI_VERSION;
+	p->flags = (p->flags & ~clear) | set;
+	return set_policy(d, *p);
+}
+
+Result<xo_vid_entry> VlanMaps::vid_entry(Dir d, uint16_t vid) const
+{
+	uint32_t key = static_cast<uint32_t>(d) * XO_VID_SLOTS + vid;
+	xo_vid_entry e{};
+	if (bpf_map_lookup_elem(vid_.get(), &key, &e))
+		return errno_error("read vid table", errno);
+	return e;
+}
+
+Status VlanMaps::put_vid_entry(Dir d, uint16_t vid, const xo_vid_entry &e)
+{
+	uint32_t key = static_cast<uint32_t>(d) * XO_VID_SLOTS + vid;
+	if (bpf_map_update_elem(vid_.get(), &key, &e, BPF_ANY))
+		return errno_error("write vid table", errno);
+	return ok();
+}
+
+Result<std::vector<VidRule>> VlanMaps::vid_rules(Dir d) const
+{
+	std::vector<VidRule> out;
+	for (uint16_t vid = XO_VID_MIN; vid <= XO_VID_MAX; vid++) {
+		auto e = vid_entry(d, vid);
+		if (!e)
+			return e.error();
+		if (e->flags || e->rewrite_vid)
+			out.push_back({vid, (e->flags & XO_VID_ALLOWED) != 0, e->rewrite_vid});
+	}
+	return out;
+}
+
+Status VlanMaps::set_allowed(Dir d, const std::vector<uint16_t> &vids, bool allowed)
+{
+	for (uint16_t vid : vids) {
+		auto e = vid_entry(d, vid);
+		if (!e)
+			return e.error();
+		e->flags = allowed ? (e->flags | XO_VID_ALLOWED) : (e->flags & ~XO_VID_ALLOWED);
+		if (auto s = put_vid_entry(d, vid, *e); !s)
+			return s;
+	}
+	return update_flags(d, XO_VLAN_F_ALLOW, 0);
+}
+
+Status VlanMaps::clear_allowed(Dir d)
+{
+	for (uint16_t vid = XO_VID_MIN; vid <= XO_VID_MAX; vid++) {
+		auto e = vid_entry(d, vid);
+		if (!e)
+			return e.error();
+		if (e->flags & XO_VID_ALLOWED) {
+			e->flags &= ~XO_VID_ALLOWED;
+			if (auto s = put_vid_entry(d, vid, *e); !s)
+				return s;
+		}
+	}
+	return update_flags(d, 0, XO_VLAN_F_ALLOW);
+}
+
+Status VlanMaps::set_rewrite(Dir d, uint16_t from, uint16_t to)
+{
+	auto e = vid_entry(d, from);
+	if (!e)
+		return e.error();
+	e->rewrite_vid = to;
+	if (auto s = put_vid_entry(d, from, *e); !s)
+		return s;
+	if (to)
+		return update_flags(d, XO_VLAN_F_REWRITE, 0);
+	auto rules = vid_rules(d);
+	if (!rules)
+		return rules.error();
+	for (const auto &r : *rules)
+		if (r.rewrite_to)
+			return ok();
+	return update_flags(d, 0, XO_VLAN_F_REWRITE);
+}
+
+Result<VlanCounters> VlanMaps::counters() const
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return errno_error("count possible CPUs", ncpu);
+	std::vector<xo_counter> percpu(static_cast<size_t>(ncpu));
+	VlanCounters c;
+	for (uint32_t hook = 0; hook < XO_HOOK_MAX; hook++) {
+		for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
+			uint32_t key = hook * XO_VLAN_CNT_MAX + r;
+			if (bpf_map_lookup_elem(stats_.get(), &key, percpu.data()))
+				return errno_error("read vlan counters", errno);
+			for (const auto &v : percpu) {
+				c.v[hook][r].packets += v.packets;
+				c.v[hook][r].bytes += v.bytes;
+			}
+		}
+	}
+	return c;
+}
+
+} // namespace xoffload
