@@ -46,9 +46,24 @@ static __always_inline int xo_tc_rewrite(struct __sk_buff *skb,
 				   sizeof(tci), BPF_F_RECOMPUTE_CSUM);
 }
 
+/* bpf_skb_vlan_pop() finds a tag in the packet only when skb->protocol
+ * names it (a raw AF_PACKET sender may have set another protocol): refuse
+ * rather than count a pop that did not happen.
+ */
+static __always_inline int xo_tc_can_pop(struct __sk_buff *skb, const struct xo_tags *t,
+					 __u32 pop)
+{
+	__be16 proto = (__be16)skb->protocol;
+
+	if (!skb->vlan_present)
+		return proto == t->tag[0].tpid;
+	return pop < 2 || proto == t->tag[1].tpid;
+}
+
 static __always_inline int xo_vlan_tc(struct __sk_buff *skb, __u32 dir, __u32 hook)
 {
-	__u64 bytes = skb->len;
+	/* a tag held in skb metadata is on the wire too: count it like XDP does */
+	__u64 bytes = skb->len + (skb->vlan_present ? sizeof(struct xo_vlan_tag) : 0);
 	struct xo_vlan_policy *pol;
 	struct xo_vlan_plan plan;
 	struct xo_tags t = {};
@@ -64,7 +79,8 @@ static __always_inline int xo_vlan_tc(struct __sk_buff *skb, __u32 dir, __u32 ho
 		xo_vlan_count(hook, plan.drop_reason, bytes);
 		return TC_ACT_SHOT;
 	}
-	if (plan.rewrite && xo_tc_rewrite(skb, &t, plan.new_tci)) {
+	if ((plan.pop && !xo_tc_can_pop(skb, &t, plan.pop)) ||
+	    (plan.rewrite && xo_tc_rewrite(skb, &t, plan.new_tci))) {
 		xo_vlan_count(hook, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return TC_ACT_SHOT;
 	}

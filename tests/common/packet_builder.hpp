@@ -314,7 +314,7 @@ inline Bytes truncated(std::span<const uint8_t> frame, size_t n)
 inline std::string hexdump(std::span<const uint8_t> d)
 {
 	std::string s;
-	char buf[8];
+	char buf[32];
 
 	for (size_t i = 0; i < d.size(); i++) {
 		if (i % 16 == 0) {

@@ -71,7 +71,10 @@ static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol,
 		__u32 key = dir * XO_VID_SLOTS + (tci & XO_VID_MASK);
 		struct xo_vid_entry *e = bpf_map_lookup_elem(&xo_vlan_vid, &key);
 
-		if ((pol->flags & XO_VLAN_F_ALLOW) &&
+		/* VID 0 is a priority tag: the frame belongs to the untagged
+		 * (native) VLAN, which the allow-list does not filter
+		 */
+		if ((pol->flags & XO_VLAN_F_ALLOW) && (tci & XO_VID_MASK) &&
 		    (!e || !(e->flags & XO_VID_ALLOWED))) {
 			plan->drop_reason = XO_VLAN_CNT_DROP_NOT_ALLOWED;
 			return;

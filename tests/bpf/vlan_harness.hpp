@@ -1,0 +1,428 @@
+// Runs xdp_vlan and tc_vlan through BPF_PROG_TEST_RUN on crafted frames:
+// loads the test skeletons once (never pinned), writes policies straight
+// into the maps and reads the per-CPU counters back, summed.
+#pragma once
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "packet_builder.hpp"
+#include "tc_vlan_test.skel.h"
+#include "xdp_vlan_test.skel.h"
+#include "xoffload/abi_check.hpp"
+
+namespace xoffload::test {
+
+// One tag of a push policy, in the words of the CLI.
+struct Tag {
+	uint16_t tpid = kTpid8021Q;
+	uint16_t vid = 0;
+	uint8_t pcp = 0;
+	bool dei = false;
+};
+
+// Same encoding as TagSpec::to_abi (user/src/core/vlan.cpp): network order.
+inline xo_vlan_tag to_abi(const Tag &t)
+{
+	return xo_vlan_tag{htons(t.tpid), htons(vlan_tci(t.vid, t.pcp, t.dei))};
+}
+
+// A direction's policy and its VID table, as the maps hold them.
+struct Policy {
+	xo_vlan_policy v{XO_ABI_VERSION, XO_VLAN_ACT_NONE, 0, 0, 0, {}, {}};
+	std::vector<std::pair<uint16_t, xo_vid_entry>> vids;
+
+	static Policy none() { return {}; }
+	static Policy pop(uint8_t depth)
+	{
+		Policy p;
+		p.v.action = XO_VLAN_ACT_POP;
+		p.v.pop_depth = depth;
+		return p;
+	}
+	static Policy push(std::initializer_list<Tag> tags)
+	{
+		Policy p;
+		p.v.action = XO_VLAN_ACT_PUSH;
+		for (const Tag &t : tags)
+			if (p.v.push_count < XO_VLAN_MAX_DEPTH)
+				p.v.push[p.v.push_count++] = to_abi(t);
+		return p;
+	}
+	Policy &allow(std::initializer_list<uint16_t> list)
+	{
+		v.flags |= XO_VLAN_F_ALLOW;
+		for (uint16_t vid : list)
+			entry(vid).flags |= XO_VID_ALLOWED;
+		return *this;
+	}
+	Policy &rewrite(uint16_t from, uint16_t to)
+	{
+		v.flags |= XO_VLAN_F_REWRITE;
+		entry(from).rewrite_vid = to;
+		return *this;
+	}
+
+private:
+	xo_vid_entry &entry(uint16_t vid)
+	{
+		for (auto &[k, e] : vids)
+			if (k == vid)
+				return e;
+		vids.push_back({vid, xo_vid_entry{}});
+		return vids.back().second;
+	}
+};
+
+// Would change or drop every frame: written into the direction a run must
+// not read, so reading the wrong one cannot go unnoticed.
+inline Policy poison_policy()
+{
+	return Policy::push({{kTpid8021AD, 4000, 7, true}, {kTpid8021Q, 4001, 7, true}}).allow({});
+}
+
+enum class Hook : uint32_t {
+	xdp = XO_HOOK_XDP,
+	tc_ingress = XO_HOOK_TC_INGRESS,
+	tc_egress = XO_HOOK_TC_EGRESS,
+};
+
+inline const char *hook_label(Hook h)
+{
+	switch (h) {
+	case Hook::xdp:
+		return "xdp";
+	case Hook::tc_ingress:
+		return "tc-ingress";
+	case Hook::tc_egress:
+		return "tc-egress";
+	}
+	return "?";
+}
+
+inline const char *reason_label(uint32_t r)
+{
+	static const char *const names[XO_VLAN_CNT_MAX] = {
+		"passed", "modified", "popped", "pushed", "rewritten", "dropped-malformed",
+		"dropped-not-allowed", "dropped-no-headroom", "dropped-too-deep",
+	};
+	return r < XO_VLAN_CNT_MAX ? names[r] : "?";
+}
+
+enum class Verdict { pass, drop };
+
+// What one BPF_PROG_TEST_RUN gave back.
+struct RunResult {
+	int err = 0;		// 0, or the negative errno of bpf_prog_test_run_opts
+	uint32_t retval = 0;
+	Bytes out;		// data_out; for XDP with metadata, the frame only
+	Bytes meta;		// XDP metadata returned in front of the frame
+	// TC only, from skb->cb[] as the wrapper left it
+	bool cb_valid = false;
+	bool vlan_present = false;
+	uint16_t vlan_proto = 0;	// host order
+	uint16_t vlan_tci = 0;
+
+	// The frame as it would leave on the wire: a metadata tag goes back
+	// right after the MACs.
+	Bytes wire() const
+	{
+		return vlan_present ? insert_vlan(out, vlan_proto, vlan_tci) : out;
+	}
+	std::optional<Verdict> verdict(Hook h) const
+	{
+		if (h == Hook::xdp) {
+			if (retval == XDP_PASS)
+				return Verdict::pass;
+			if (retval == XDP_DROP)
+				return Verdict::drop;
+		} else {
+			if (retval == TC_ACT_OK)
+				return Verdict::pass;
+			if (retval == TC_ACT_SHOT)
+				return Verdict::drop;
+		}
+		return std::nullopt;
+	}
+};
+
+// Counters of every hook and reason, summed over CPUs.
+struct Counters {
+	std::array<xo_counter, size_t{XO_HOOK_MAX} * XO_VLAN_CNT_MAX> v{};
+
+	const xo_counter &at(Hook h, uint32_t reason) const
+	{
+		return v[static_cast<uint32_t>(h) * XO_VLAN_CNT_MAX + reason];
+	}
+	Counters operator-(const Counters &o) const
+	{
+		Counters d;
+		for (size_t i = 0; i < v.size(); i++)
+			d.v[i] = {v[i].packets - o.v[i].packets, v[i].bytes - o.v[i].bytes};
+		return d;
+	}
+};
+
+// "xdp dropped-malformed: 1 pkts 17 bytes" per non-zero counter.
+inline std::string describe(const Counters &c)
+{
+	std::string s;
+	for (uint32_t h = 0; h < XO_HOOK_MAX; h++)
+		for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
+			const xo_counter &x = c.at(static_cast<Hook>(h), r);
+			if (x.packets || x.bytes)
+				s += std::string(hook_label(static_cast<Hook>(h))) + " " +
+				     reason_label(r) + ": " + std::to_string(x.packets) +
+				     " pkts " + std::to_string(x.bytes) + " bytes\n";
+		}
+	return s.empty() ? "(none)\n" : s;
+}
+
+// Both test skeletons, loaded once per process. The TC object reuses the
+// XDP object's maps, as the two share them through pinning in production.
+class VlanEnv {
+public:
+	// The environment, or nullptr with *why set (and *eperm when the
+	// kernel refused for lack of privilege).
+	static VlanEnv *get(std::string *why, bool *eperm)
+	{
+		static std::string err;
+		static bool perm = false;
+		static std::unique_ptr<VlanEnv> env = [] {
+			auto e = std::unique_ptr<VlanEnv>(new VlanEnv);
+			int ret = e->load();
+			if (ret) {
+				perm = ret == -EPERM;
+				err = "loading the test skeletons failed: " +
+				      std::string(std::strerror(-ret)) + "\n" + log();
+				e.reset();
+			}
+			return e;
+		}();
+		*why = err;
+		*eperm = perm;
+		return env.get();
+	}
+
+	~VlanEnv()
+	{
+		tc_vlan_test_bpf__destroy(tc_);
+		xdp_vlan_test_bpf__destroy(xdp_);
+	}
+
+	xdp_vlan_test_bpf *xdp() const { return xdp_; }
+	tc_vlan_test_bpf *tc() const { return tc_; }
+
+	// Writes @p as the policy of @dir, replacing its whole VID table.
+	void set_policy(uint32_t dir, const Policy &p)
+	{
+		int cfg = bpf_map__fd(xdp_->maps.xo_vlan_cfg);
+		int vid = bpf_map__fd(xdp_->maps.xo_vlan_vid);
+		xo_vid_entry zero{};
+
+		for (uint16_t k : touched_[dir]) {
+			uint32_t key = dir * XO_VID_SLOTS + k;
+			check(bpf_map_update_elem(vid, &key, &zero, BPF_ANY), "clear vid");
+		}
+		touched_[dir].clear();
+		for (const auto &[k, e] : p.vids) {
+			uint32_t key = dir * XO_VID_SLOTS + k;
+			check(bpf_map_update_elem(vid, &key, &e, BPF_ANY), "set vid");
+			touched_[dir].push_back(k);
+		}
+		check(bpf_map_update_elem(cfg, &dir, &p.v, BPF_ANY), "set policy");
+	}
+
+	// Policy @p at @hook's direction, poison in the other one.
+	void arm(Hook hook, const Policy &p)
+	{
+		uint32_t dir = hook == Hook::tc_egress ? XO_DIR_EGRESS : XO_DIR_INGRESS;
+		set_policy(dir, p);
+		set_policy(dir ^ 1, poison_policy());
+	}
+
+	Counters counters() const
+	{
+		Counters c;
+		int fd = bpf_map__fd(xdp_->maps.xo_vlan_stats);
+		int ncpu = libbpf_num_possible_cpus();
+		std::vector<xo_counter> percpu(ncpu > 0 ? ncpu : 1);
+
+		for (uint32_t key = 0; key < c.v.size(); key++) {
+			check(bpf_map_lookup_elem(fd, &key, percpu.data()), "read stats");
+			for (const xo_counter &x : percpu) {
+				c.v[key].packets += x.packets;
+				c.v[key].bytes += x.bytes;
+			}
+		}
+		return c;
+	}
+
+	// XDP run of @prog; @meta_len bytes of @meta_fill go in front as metadata.
+	RunResult run_xdp(bpf_program *prog, const Bytes &in, uint32_t meta_len = 0,
+			  uint8_t meta_fill = 0xa5) const
+	{
+		RunResult r;
+		Bytes data(meta_len, meta_fill);
+		data.insert(data.end(), in.begin(), in.end());
+		Bytes out(data.size() + 1024);
+		xdp_md ctx{};
+		bpf_test_run_opts o{};
+
+		o.sz = sizeof(o);
+		o.data_in = data.data();
+		o.data_size_in = static_cast<uint32_t>(data.size());
+		o.data_out = out.data();
+		o.data_size_out = static_cast<uint32_t>(out.size());
+		o.repeat = 1;
+		if (meta_len) {
+			ctx.data = meta_len;
+			ctx.data_end = static_cast<uint32_t>(data.size());
+			o.ctx_in = &ctx;
+			o.ctx_size_in = sizeof(ctx);
+		}
+		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &o)) {
+			r.err = -errno;
+			return r;
+		}
+		r.retval = o.retval;
+		out.resize(o.data_size_out);
+		size_t m = std::min<size_t>(meta_len, out.size());
+		r.meta.assign(out.begin(), out.begin() + m);
+		r.out.assign(out.begin() + m, out.end());
+		return r;
+	}
+
+	RunResult run_xdp(const Bytes &in) const { return run_xdp(xdp_->progs.xdp_vlan, in); }
+
+	// TC run through the cb-copying wrapper of @hook.
+	RunResult run_tc(Hook hook, const Bytes &in) const
+	{
+		RunResult r;
+		bpf_program *prog = hook == Hook::tc_egress ? tc_->progs.tc_vlan_cb_eg
+							    : tc_->progs.tc_vlan_cb_in;
+		Bytes out(in.size() + 1024);
+		__sk_buff ctx_in{}, ctx_out{};
+		bpf_test_run_opts o{};
+
+		o.sz = sizeof(o);
+		o.data_in = in.data();
+		o.data_size_in = static_cast<uint32_t>(in.size());
+		o.data_out = out.data();
+		o.data_size_out = static_cast<uint32_t>(out.size());
+		o.ctx_in = &ctx_in;
+		o.ctx_size_in = sizeof(ctx_in);
+		o.ctx_out = &ctx_out;
+		o.ctx_size_out = sizeof(ctx_out);
+		o.repeat = 1;
+		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &o)) {
+			r.err = -errno;
+			return r;
+		}
+		r.retval = o.retval;
+		out.resize(o.data_size_out);
+		r.out = std::move(out);
+		r.cb_valid = ctx_out.cb[3] == tc_->rodata->cb_magic;
+		r.vlan_present = ctx_out.cb[0] != 0;
+		r.vlan_proto = ntohs(static_cast<uint16_t>(ctx_out.cb[1]));
+		r.vlan_tci = static_cast<uint16_t>(ctx_out.cb[2]);
+		return r;
+	}
+
+	RunResult run(Hook hook, const Bytes &in) const
+	{
+		return hook == Hook::xdp ? run_xdp(in) : run_tc(hook, in);
+	}
+
+	// Everything libbpf warned about, for failure messages.
+	static std::string &log()
+	{
+		static std::string s;
+		return s;
+	}
+
+private:
+	VlanEnv() = default;
+
+	static int print(enum libbpf_print_level level, const char *fmt, va_list ap)
+	{
+		va_list aq;
+		if (level == LIBBPF_DEBUG)
+			return 0;
+		va_copy(aq, ap);
+		int n = vsnprintf(nullptr, 0, fmt, aq);
+		va_end(aq);
+		if (n > 0) {
+			std::string buf(static_cast<size_t>(n) + 1, '\0');
+			vsnprintf(buf.data(), buf.size(), fmt, ap);
+			buf.resize(static_cast<size_t>(n));
+			log() += buf;
+		}
+		return n;
+	}
+
+	// Tests never touch /sys/fs/bpf: pinning is switched off on every map.
+	static int unpin(bpf_object *obj)
+	{
+		bpf_map *m;
+		bpf_object__for_each_map(m, obj)
+		{
+			int err = bpf_map__set_pin_path(m, nullptr);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+
+	int load()
+	{
+		int err;
+
+		libbpf_set_print(print);
+		xdp_ = xdp_vlan_test_bpf__open();
+		if (!xdp_)
+			return -errno;
+		if ((err = unpin(xdp_->obj)) || (err = xdp_vlan_test_bpf__load(xdp_)))
+			return err;
+		tc_ = tc_vlan_test_bpf__open();
+		if (!tc_)
+			return -errno;
+		if ((err = unpin(tc_->obj)))
+			return err;
+		if ((err = bpf_map__reuse_fd(tc_->maps.xo_vlan_cfg,
+					     bpf_map__fd(xdp_->maps.xo_vlan_cfg))) ||
+		    (err = bpf_map__reuse_fd(tc_->maps.xo_vlan_vid,
+					     bpf_map__fd(xdp_->maps.xo_vlan_vid))) ||
+		    (err = bpf_map__reuse_fd(tc_->maps.xo_vlan_stats,
+					     bpf_map__fd(xdp_->maps.xo_vlan_stats))))
+			return err;
+		return tc_vlan_test_bpf__load(tc_);
+	}
+
+	static void check(int err, const char *what)
+	{
+		if (err)
+			throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+	}
+
+	xdp_vlan_test_bpf *xdp_ = nullptr;
+	tc_vlan_test_bpf *tc_ = nullptr;
+	std::vector<uint16_t> touched_[XO_DIR_MAX];
+};
+
+} // namespace xoffload::test
