@@ -67,27 +67,28 @@ static __always_inline int xo_vlan_tc(struct __sk_buff *skb, __u32 dir, __u32 ho
 	struct xo_vlan_policy *pol;
 	struct xo_vlan_plan plan;
 	struct xo_tags t = {};
+	struct xo_vlan_stats *st = xo_vlan_stats_of(hook);
 	int i;
 
 	pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
 	if (!pol || xo_tc_tags(skb, &t)) {
-		xo_vlan_count(hook, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return TC_ACT_SHOT;
 	}
 	xo_vlan_decide(pol, dir, &t, &plan);
 	if (plan.drop_reason) {
-		xo_vlan_count(hook, plan.drop_reason, bytes);
+		xo_vlan_count(st, plan.drop_reason, bytes);
 		return TC_ACT_SHOT;
 	}
 	if ((plan.pop && !xo_tc_can_pop(skb, &t, plan.pop)) ||
 	    (plan.rewrite && xo_tc_rewrite(skb, &t, plan.new_tci))) {
-		xo_vlan_count(hook, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return TC_ACT_SHOT;
 	}
 #pragma unroll
 	for (i = 0; i < XO_VLAN_MAX_DEPTH; i++) {
 		if (i < plan.pop && bpf_skb_vlan_pop(skb)) {
-			xo_vlan_count(hook, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+			xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 			return TC_ACT_SHOT;
 		}
 	}
@@ -97,11 +98,11 @@ static __always_inline int xo_vlan_tc(struct __sk_buff *skb, __u32 dir, __u32 ho
 		if (i < plan.push &&
 		    bpf_skb_vlan_push(skb, pol->push[i].tpid,
 				      bpf_ntohs(pol->push[i].tci))) {
-			xo_vlan_count(hook, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
+			xo_vlan_count(st, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
 			return TC_ACT_SHOT;
 		}
 	}
-	xo_vlan_count_kept(hook, &plan, bytes);
+	xo_vlan_count_kept(st, &plan, bytes);
 	return TC_ACT_OK;
 }
 

@@ -26,6 +26,16 @@ int xo_bench_base(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
+/* Reference: the least any pop or push costs here, one bpf_xdp_adjust_head
+ * and the harness re-syncing the xdp_frame of a frame whose head moved.
+ */
+SEC("xdp")
+int xo_bench_adj(struct xdp_md *ctx)
+{
+	bpf_xdp_adjust_head(ctx, (int)sizeof(struct xo_vlan_tag));
+	return XDP_DROP;
+}
+
 /* Timed: exactly the code xdp_vlan runs, then drop instead of pass. */
 SEC("xdp")
 int xo_bench_vlan(struct xdp_md *ctx)

@@ -261,14 +261,15 @@ public:
 		Counters c;
 		int fd = bpf_map__fd(xdp_->maps.xo_vlan_stats);
 		int ncpu = libbpf_num_possible_cpus();
-		std::vector<xo_counter> percpu(ncpu > 0 ? ncpu : 1);
+		std::vector<xo_vlan_stats> percpu(ncpu > 0 ? ncpu : 1);
 
-		for (uint32_t key = 0; key < c.v.size(); key++) {
-			check(bpf_map_lookup_elem(fd, &key, percpu.data()), "read stats");
-			for (const xo_counter &x : percpu) {
-				c.v[key].packets += x.packets;
-				c.v[key].bytes += x.bytes;
-			}
+		for (uint32_t hook = 0; hook < XO_HOOK_MAX; hook++) {
+			check(bpf_map_lookup_elem(fd, &hook, percpu.data()), "read stats");
+			for (const xo_vlan_stats &x : percpu)
+				for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
+					c.v[hook * XO_VLAN_CNT_MAX + r].packets += x.c[r].packets;
+					c.v[hook * XO_VLAN_CNT_MAX + r].bytes += x.c[r].bytes;
+				}
 		}
 		return c;
 	}

@@ -90,10 +90,50 @@ enum xo_vlan_counter {
 	XO_VLAN_CNT_MAX,
 };
 
-/* Value of the per-CPU stats maps, indexed by hook * CNT_MAX + reason. */
 struct xo_counter {
 	__u64 packets;
 	__u64 bytes;
 };
+
+/* Value of the per-CPU xo_vlan_stats map, indexed by enum xo_hook: one map
+ * lookup per frame, whatever it counts.
+ */
+struct xo_vlan_stats {
+	struct xo_counter c[XO_VLAN_CNT_MAX];
+};
+
+/* ---- AF_XDP redirect (xdp_xsk) ------------------------------------------
+ * xdp_xsk redirects frames arriving on rx queue q to the socket in slot q of
+ * its XSKMAP, optionally only those matching a filter. Every frame it sees
+ * lands in exactly one of: XO_XSK_CNT_REDIRECTED, XO_XSK_CNT_NO_SOCKET (no
+ * socket on that queue: passed to the stack), XO_XSK_CNT_FILTERED (did not
+ * match: passed), XO_XSK_CNT_MALFORMED (truncated headers: passed).
+ */
+#define XO_XSK_MAX_QUEUES 64	/* XSKMAP slots = rx queue indexes */
+
+enum xo_xsk_filter_flags {
+	XO_XSK_F_ETHERTYPE = 1U << 0,	/* innermost ethertype == ethertype */
+	XO_XSK_F_VLAN = 1U << 1,	/* outer VID == vid (0: frame must be untagged) */
+	XO_XSK_F_UDP_DPORT = 1U << 2,	/* IPv4/IPv6 UDP with this destination port */
+};
+
+/* Value of xo_xsk_cfg[0]; all zero = redirect everything. */
+struct xo_xsk_filter {
+	__u32 abi_version;	/* XO_ABI_VERSION once written by userspace */
+	__u32 flags;		/* enum xo_xsk_filter_flags */
+	__be16 ethertype;
+	__u16 vid;		/* host order, 0..4094 */
+	__be16 udp_dport;
+	__u16 pad;
+};
+
+enum xo_xsk_counter {
+	XO_XSK_CNT_REDIRECTED = 0,
+	XO_XSK_CNT_NO_SOCKET,
+	XO_XSK_CNT_FILTERED,
+	XO_XSK_CNT_MALFORMED,
+	XO_XSK_CNT_MAX,
+};
+/* xo_xsk_stats: per-CPU array of struct xo_counter indexed by enum xo_xsk_counter. */
 
 #endif /* XOFFLOAD_ABI_H */

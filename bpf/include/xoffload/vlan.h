@@ -28,20 +28,23 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XO_HOOK_MAX * XO_VLAN_CNT_MAX);
+	__uint(max_entries, XO_HOOK_MAX);
 	__type(key, __u32);
-	__type(value, struct xo_counter);
+	__type(value, struct xo_vlan_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xo_vlan_stats SEC(".maps");
 
-static __always_inline void xo_vlan_count(__u32 hook, __u32 reason, __u64 bytes)
+static __always_inline struct xo_vlan_stats *xo_vlan_stats_of(__u32 hook)
 {
-	__u32 key = hook * XO_VLAN_CNT_MAX + reason;
-	struct xo_counter *c = bpf_map_lookup_elem(&xo_vlan_stats, &key);
+	return bpf_map_lookup_elem(&xo_vlan_stats, &hook);
+}
 
-	if (c) {
-		c->packets++;
-		c->bytes += bytes;
+static __always_inline void xo_vlan_count(struct xo_vlan_stats *st, __u32 reason,
+					  __u64 bytes)
+{
+	if (st && reason < XO_VLAN_CNT_MAX) {
+		st->c[reason].packets++;
+		st->c[reason].bytes += bytes;
 	}
 }
 
@@ -100,21 +103,21 @@ static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol,
 }
 
 /* Counts the outcome of a frame that was kept. */
-static __always_inline void xo_vlan_count_kept(__u32 hook,
+static __always_inline void xo_vlan_count_kept(struct xo_vlan_stats *st,
 					       const struct xo_vlan_plan *plan,
 					       __u64 bytes)
 {
 	if (!plan->rewrite && !plan->pop && !plan->push) {
-		xo_vlan_count(hook, XO_VLAN_CNT_PASSED, bytes);
+		xo_vlan_count(st, XO_VLAN_CNT_PASSED, bytes);
 		return;
 	}
-	xo_vlan_count(hook, XO_VLAN_CNT_MODIFIED, bytes);
+	xo_vlan_count(st, XO_VLAN_CNT_MODIFIED, bytes);
 	if (plan->rewrite)
-		xo_vlan_count(hook, XO_VLAN_CNT_REWRITTEN, bytes);
+		xo_vlan_count(st, XO_VLAN_CNT_REWRITTEN, bytes);
 	if (plan->pop)
-		xo_vlan_count(hook, XO_VLAN_CNT_POPPED, bytes);
+		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
 	if (plan->push)
-		xo_vlan_count(hook, XO_VLAN_CNT_PUSHED, bytes);
+		xo_vlan_count(st, XO_VLAN_CNT_PUSHED, bytes);
 }
 
 #endif /* XOFFLOAD_VLAN_H */

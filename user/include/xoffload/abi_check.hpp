@@ -21,4 +21,12 @@ static_assert(offsetof(xo_vlan_policy, push) == 16);
 static_assert(sizeof(xo_vid_entry) == 4);
 static_assert(offsetof(xo_vid_entry, rewrite_vid) == 2);
 static_assert(sizeof(xo_counter) == 16);
+static_assert(sizeof(xo_vlan_stats) == 16 * XO_VLAN_CNT_MAX);
 static_assert(XO_VLAN_CNT_MAX == 9);
+// AF_XDP redirect (xdp_xsk)
+static_assert(sizeof(xo_xsk_filter) == 16);
+static_assert(offsetof(xo_xsk_filter, flags) == 4);
+static_assert(offsetof(xo_xsk_filter, ethertype) == 8);
+static_assert(offsetof(xo_xsk_filter, vid) == 10);
+static_assert(offsetof(xo_xsk_filter, udp_dport) == 12);
+static_assert(XO_XSK_CNT_MAX == 4);

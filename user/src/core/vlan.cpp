@@ -291,18 +291,16 @@ Result<VlanCounters> VlanMaps::counters() const
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return errno_error("count possible CPUs", ncpu);
-	std::vector<xo_counter> percpu(static_cast<size_t>(ncpu));
+	std::vector<xo_vlan_stats> percpu(static_cast<size_t>(ncpu));
 	VlanCounters c;
 	for (uint32_t hook = 0; hook < XO_HOOK_MAX; hook++) {
-		for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
-			uint32_t key = hook * XO_VLAN_CNT_MAX + r;
-			if (bpf_map_lookup_elem(stats_.get(), &key, percpu.data()))
-				return errno_error("read vlan counters", errno);
-			for (const auto &v : percpu) {
-				c.v[hook][r].packets += v.packets;
-				c.v[hook][r].bytes += v.bytes;
+		if (bpf_map_lookup_elem(stats_.get(), &hook, percpu.data()))
+			return errno_error("read vlan counters", errno);
+		for (const auto &v : percpu)
+			for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
+				c.v[hook][r].packets += v.c[r].packets;
+				c.v[hook][r].bytes += v.c[r].bytes;
 			}
-		}
 	}
 	return c;
 }

@@ -1,0 +1,61 @@
+// Shared plumbing of the xo-bench microbenchmarks: options, CPU pinning,
+// statistics, libbpf owners and the per-subcommand entry points.
+#pragma once
+
+#include <bpf/libbpf.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xoffload::bench {
+
+// Options every subcommand takes; defaults of 0 mean "the bench decides".
+struct Options {
+	bool quick = false;	// fewer frames and runs: a smoke test, not a result
+	bool json = false;
+	bool check_target = false;	// exit 1 when the bench's target is missed
+	uint64_t frames = 0;	// frames per BPF_PROG_RUN call
+	unsigned runs = 0;	// timed calls per case
+	int cpu = -1;		// -1: the last CPU this process may use
+	int verbose = 0;
+};
+
+// Exit codes, as the CLI uses them.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_usage = 2;
+
+// Pins the calling thread to @cpu (or, if -1, to the last allowed CPU).
+// Returns the CPU, or a negative errno.
+int pin_to_cpu(int cpu) noexcept;
+
+// Routes libbpf's messages to stderr: warnings with -v, debug with -vv.
+void set_libbpf_verbosity(int verbose) noexcept;
+
+// Median of @v (the mean of the middle two for even sizes); 0 if empty.
+double median(std::vector<double> v);
+
+// "xo-bench: <what>: <strerror(-err)>" on stderr; returns exit_failure.
+int fail(const std::string &what, int err = 0);
+
+// Owner of a bpftool skeleton: Skel is the generated struct, Destroy its
+// __destroy function.
+template <typename Skel, void (*Destroy)(Skel *)>
+struct SkelDeleter {
+	void operator()(Skel *s) const noexcept { Destroy(s); }
+};
+template <typename Skel, void (*Destroy)(Skel *)>
+using UniqueSkel = std::unique_ptr<Skel, SkelDeleter<Skel, Destroy>>;
+
+// Clears the pin path of every map of @obj, so loading it never reads or
+// writes /sys/fs/bpf (the maps are LIBBPF_PIN_BY_NAME for the real tool).
+// Returns 0 or a negative errno.
+int unpin_all_maps(bpf_object *obj) noexcept;
+
+// Subcommands. Each returns an exit code.
+int run_vlan(const Options &opt);
+
+} // namespace xoffload::bench

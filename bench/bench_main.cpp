@@ -1,0 +1,128 @@
+// xo-bench: the microbenchmarks behind tools/bench, one subcommand each.
+// Also the shared helpers declared in bench.hpp.
+#include "bench.hpp"
+
+#include <CLI/CLI.hpp>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+
+namespace xoffload::bench {
+
+namespace {
+
+int g_verbose = 0;
+
+int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBBPF_WARN && g_verbose >= 1) || g_verbose >= 2)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+} // namespace
+
+int pin_to_cpu(int cpu) noexcept
+{
+	cpu_set_t set;
+
+	if (cpu < 0) {
+		CPU_ZERO(&set);
+		if (sched_getaffinity(0, sizeof(set), &set))
+			return -errno;
+		for (int c = CPU_SETSIZE - 1; c >= 0; c--) {
+			if (CPU_ISSET(c, &set)) {
+				cpu = c;
+				break;
+			}
+		}
+		if (cpu < 0)
+			return -ENODEV;
+	}
+	if (cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	return cpu;
+}
+
+void set_libbpf_verbosity(int verbose) noexcept
+{
+	g_verbose = verbose;
+	libbpf_set_print(print_libbpf);
+}
+
+double median(std::vector<double> v)
+{
+	if (v.empty())
+		return 0.0;
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+int fail(const std::string &what, int err)
+{
+	if (err)
+		std::fprintf(stderr, "xo-bench: %s: %s\n", what.c_str(), std::strerror(err < 0 ? -err : err));
+	else
+		std::fprintf(stderr, "xo-bench: %s\n", what.c_str());
+	return exit_failure;
+}
+
+int unpin_all_maps(bpf_object *obj) noexcept
+{
+	bpf_map *map;
+
+	bpf_object__for_each_map(map, obj) {
+		int err = bpf_map__set_pin_path(map, nullptr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+} // namespace xoffload::bench
+
+int main(int argc, char **argv)
+{
+	using namespace xoffload::bench;
+
+	CLI::App app{"xo-bench: xoffload microbenchmarks (run through tools/bench)"};
+	app.require_subcommand(1);
+	Options opt;
+	int rc = exit_ok;
+
+	// Options every bench understands, attached to each subcommand.
+	auto common = [&opt](CLI::App *sub) {
+		sub->add_flag("--quick", opt.quick, "fewer frames and runs (smoke test, not a result)");
+		sub->add_flag("--json", opt.json, "print one JSON object instead of the table");
+		sub->add_flag("--check-target", opt.check_target, "exit 1 when the target is missed");
+		sub->add_option("--frames", opt.frames, "frames per BPF_PROG_RUN call")
+			->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 30));
+		sub->add_option("--runs", opt.runs, "timed calls per case (median reported)")
+			->check(CLI::Range(1u, 1000u));
+		sub->add_option("--cpu", opt.cpu, "CPU to pin to (default: last allowed CPU)")
+			->check(CLI::NonNegativeNumber);
+		sub->add_flag("-v,--verbose", opt.verbose, "libbpf warnings (-vv: debug)");
+	};
+
+	CLI::App *vlan = app.add_subcommand("vlan", "XDP VLAN pop/push/rewrite ns per packet vs an empty program");
+	common(vlan);
+	vlan->callback([&] { rc = run_vlan(opt); });
+
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::Success &e) {
+		return app.exit(e);
+	} catch (const CLI::ParseError &e) {
+		std::fprintf(stderr, "xo-bench: %s\n", e.what());
+		return exit_usage;
+	}
+	return rc;
+}

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* XDP redirect of each rx queue to its AF_XDP socket (XSKMAP slot = queue),
+ * optionally only frames matching a filter; counts every verdict by reason.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/in.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <xdp/xdp_helpers.h>
+#include "xoffload/parse.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XO_XSK_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xo_xsk_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xo_xsk_filter);
+} xo_xsk_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XO_XSK_CNT_MAX);
+	__type(key, __u32);
+	__type(value, struct xo_counter);
+} xo_xsk_stats SEC(".maps");
+
+static __always_inline void xo_xsk_count(__u32 reason, __u64 bytes)
+{
+	struct xo_counter *c = bpf_map_lookup_elem(&xo_xsk_stats, &reason);
+
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
+/* Returns 1 when the frame matches @f, 0 when not, -1 when truncated. */
+static __always_inline int xo_xsk_match(struct xdp_md *ctx,
+					const struct xo_xsk_filter *f)
+{
+	struct xo_cursor c = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	struct xo_tags tags = {};
+	struct ethhdr *eth;
+	__be16 proto;
+	__u8 l4 = 0;
+
+	eth = xo_parse_eth(&c);
+	if (!eth)
+		return -1;
+	if (xo_parse_vlans(&c, eth->h_proto, &tags, XO_VLAN_MAX_DEPTH))
+		return -1;
+	proto = tags.inner_proto;
+	if (f->flags & XO_XSK_F_VLAN) {
+		__u16 vid = tags.depth ? bpf_ntohs(tags.tag[0].tci) & 0x0fff : 0;
+
+		if (vid != f->vid)
+			return 0;
+	}
+	if ((f->flags & XO_XSK_F_ETHERTYPE) && proto != f->ethertype)
+		return 0;
+	if (!(f->flags & XO_XSK_F_UDP_DPORT))
+		return 1;
+
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = c.pos;
+
+		if ((void *)(iph + 1) > c.end || iph->ihl < 5)
+			return -1;
+		/* later fragments carry no UDP header */
+		if (iph->frag_off & bpf_htons(0x1fff))
+			return 0;
+		l4 = iph->protocol;
+		c.pos = (void *)iph + iph->ihl * 4;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = c.pos;
+
+		if ((void *)(ip6 + 1) > c.end)
+			return -1;
+		l4 = ip6->nexthdr;	/* extension headers: not matched */
+		c.pos = ip6 + 1;
+	} else {
+		return 0;
+	}
+	if (l4 != IPPROTO_UDP)
+		return 0;
+	{
+		struct udphdr *uh = c.pos;
+
+		if ((void *)(uh + 1) > c.end)
+			return -1;
+		return uh->dest == f->udp_dport;
+	}
+}
+
+SEC("xdp")
+int xdp_xsk(struct xdp_md *ctx)
+{
+	__u64 bytes = ctx->data_end - ctx->data;
+	__u32 q = ctx->rx_queue_index;
+	__u32 zero = 0;
+	struct xo_xsk_filter *f;
+	int m;
+
+	f = bpf_map_lookup_elem(&xo_xsk_cfg, &zero);
+	if (f && f->flags) {
+		m = xo_xsk_match(ctx, f);
+		if (m < 0) {
+			xo_xsk_count(XO_XSK_CNT_MALFORMED, bytes);
+			return XDP_PASS;
+		}
+		if (!m) {
+			xo_xsk_count(XO_XSK_CNT_FILTERED, bytes);
+			return XDP_PASS;
+		}
+	}
+	if (bpf_redirect_map(&xo_xsk_map, q, XDP_PASS) == XDP_REDIRECT) {
+		xo_xsk_count(XO_XSK_CNT_REDIRECTED, bytes);
+		return XDP_REDIRECT;
+	}
+	xo_xsk_count(XO_XSK_CNT_NO_SOCKET, bytes);
+	return XDP_PASS;
+}
+
+struct {
+	__uint(priority, 30);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xdp_xsk);
+
+char _license[] SEC("license") = "Dual BSD/GPL";
