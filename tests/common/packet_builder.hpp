@@ -128,6 +128,32 @@ public:
 		h.insert(h.end(), dst.begin(), dst.end());
 		return *this;
 	}
+	// Appends IPv4 options (a multiple of 4 bytes) to the last ipv4() layer.
+	PacketBuilder &ip_options(std::initializer_list<uint8_t> opts)
+	{
+		auto &h = layers_.back().hdr;
+		h.insert(h.end(), opts.begin(), opts.end());
+		h[0] = static_cast<uint8_t>(0x40 | h.size() / 4);
+		return *this;
+	}
+	// Appends TCP options (a multiple of 4 bytes) to the last tcp() layer.
+	PacketBuilder &tcp_options(std::initializer_list<uint8_t> opts)
+	{
+		auto &h = layers_.back().hdr;
+		h.insert(h.end(), opts.begin(), opts.end());
+		h[12] = static_cast<uint8_t>((h.size() / 4) << 4);
+		return *this;
+	}
+	// An IPv6 extension header (0 hop-by-hop, 43 routing, 60 destination
+	// options) carrying @body (6 + 8k bytes: next header and length are added).
+	PacketBuilder &ipv6_ext(uint8_t type, std::initializer_list<uint8_t> body)
+	{
+		layers_.push_back({Kind::ip6ext, {0, 0}, 0, type, 0});
+		auto &h = layers_.back().hdr;
+		h.insert(h.end(), body.begin(), body.end());
+		h[1] = static_cast<uint8_t>(h.size() / 8 - 1);
+		return *this;
+	}
 	PacketBuilder &ipv6(const Ip6 &src, const Ip6 &dst, uint8_t hop_limit = 64)
 	{
 		layers_.push_back({Kind::ipv6, {}, kEthIPv6, 0, 0});
@@ -199,7 +225,7 @@ public:
 	}
 
 private:
-	enum class Kind { eth, vlan, ipv4, ipv6, udp, tcp, payload };
+	enum class Kind { eth, vlan, ipv4, ipv6, ip6ext, udp, tcp, payload };
 	struct Layer {
 		Kind kind;
 		Bytes hdr;		// eth/vlan: without their trailing type field
@@ -235,9 +261,12 @@ private:
 			detail::set16(out, o + 2, static_cast<uint16_t>(len));
 			out[o + 9] = next_proto(i);
 			detail::set16(out, o + 10, 0);
-			detail::set16(out, o + 10, inet_csum({out.data() + o, 20}));
+			detail::set16(out, o + 10, inet_csum({out.data() + o, l.hdr.size()}));
 			break;
 		}
+		case Kind::ip6ext:
+			out[o] = next_proto(i);
+			break;
 		case Kind::ipv6:
 			detail::set16(out, o + 4, static_cast<uint16_t>(len - 40));
 			out[o + 6] = next_proto(i);
@@ -256,10 +285,13 @@ private:
 	// Pseudo-header checksum over the enclosing IP layer, if there is one.
 	void l4_csum(Bytes &out, const std::vector<size_t> &off, size_t i, size_t csum_at) const
 	{
-		if (i == 0)
+		size_t ipi = i;
+		while (ipi > 0 && layers_[ipi - 1].kind == Kind::ip6ext)
+			ipi--;
+		if (ipi == 0)
 			return;
-		const Layer &ip = layers_[i - 1];
-		size_t ipo = off[i - 1], o = off[i], len = out.size() - o;
+		const Layer &ip = layers_[ipi - 1];
+		size_t ipo = off[ipi - 1], o = off[i], len = out.size() - o;
 		uint32_t sum = 0;
 
 		if (ip.kind == Kind::ipv4)

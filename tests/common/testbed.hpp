@@ -1,0 +1,111 @@
+// Integration-test harness: runs commands with a bounded wait and captured
+// output, and owns veth testbeds (tools/testbed) that are always torn down,
+// on destruction and on SIGINT/SIGTERM.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xoffload::test {
+
+// What a finished (or killed) command left behind.
+struct CmdResult {
+	int exit_code = -1;	// -1 when it did not exit normally
+	int signal = 0;		// the signal that ended it, 0 if none
+	bool timed_out = false;	// killed by us after the timeout
+	std::string out, err;
+
+	bool ok() const { return exit_code == 0; }
+	// "exit 2" / "killed by signal 9 (timeout)" plus stderr, for assertion messages.
+	std::string describe() const;
+};
+
+// Runs argv[0] (searched in PATH) with argv, without a shell. stdin is
+// /dev/null; stdout and stderr are captured. After timeout_s the command's
+// whole process group gets SIGKILL.
+CmdResult run_cmd(const std::vector<std::string> &argv, double timeout_s = 30);
+
+// A command left running while the test does something else (a capture).
+// Killed if still running when destroyed.
+class BackgroundCmd {
+public:
+	explicit BackgroundCmd(const std::vector<std::string> &argv);
+	~BackgroundCmd();
+	BackgroundCmd(const BackgroundCmd &) = delete;
+	BackgroundCmd &operator=(const BackgroundCmd &) = delete;
+
+	bool started() const { return pid_ > 0; }
+	// Waits up to timeout_s for it to exit, then kills it.
+	CmdResult wait(double timeout_s);
+
+private:
+	int pid_ = -1;
+	int out_fd_ = -1, err_fd_ = -1;
+	std::string start_error_;
+};
+
+// A command line quoted for humans (assertion messages).
+std::string join_cmd(const std::vector<std::string> &argv);
+
+// Path from the environment ctest sets (XO_TOOL, XO_PKT, XO_SOURCE_DIR, ...);
+// empty when unset.
+std::string env_or_empty(const char *name);
+
+// Two network namespaces joined by a veth pair (see tools/testbed). The
+// destructor always runs `tools/testbed down`; a SIGINT/SIGTERM handler does
+// it for every live testbed before the process dies.
+class Testbed {
+public:
+	struct Options {
+		unsigned queues = 1;
+		unsigned pairs = 1;
+		bool ipv4 = false;
+	};
+
+	// Creates a testbed; nullptr and *why set when it cannot (not root,
+	// no netns/veth support, XO_SOURCE_DIR unset, ...).
+	static std::unique_ptr<Testbed> up(std::string *why, const Options &o);
+	static std::unique_ptr<Testbed> up(std::string *why) { return up(why, Options{}); }
+	~Testbed();
+	Testbed(const Testbed &) = delete;
+	Testbed &operator=(const Testbed &) = delete;
+
+	// Tears down now; true if tools/testbed down succeeded. Idempotent.
+	bool down();
+
+	const std::string &name() const { return name_; }
+	const std::string &ns_a() const { return ns_a_; }
+	const std::string &ns_b() const { return ns_b_; }
+	const std::string &if_a() const { return if_a_; }
+	const std::string &if_b() const { return if_b_; }
+	// Any variable `tools/testbed up` printed (XO_IF_A_1, XO_IP_B, ...); "" if absent.
+	std::string var(const std::string &key) const;
+
+	// $XO_SOURCE_DIR/tools/testbed, "" when XO_SOURCE_DIR is unset.
+	static std::string script();
+
+private:
+	Testbed() = default;
+
+	std::string name_, ns_a_, ns_b_, if_a_, if_b_;
+	std::vector<std::pair<std::string, std::string>> vars_;
+	int slot_ = -1;		// index in the signal handler's registry
+	bool live_ = false;
+};
+
+// Fixture: a fresh testbed per test, skipped (with the reason) when not root
+// or when the testbed cannot be made; failed when XO_SOURCE_DIR is unset.
+// TearDown destroys it.
+class TestbedTest : public ::testing::Test {
+protected:
+	void SetUp() override;
+	void TearDown() override;
+	virtual Testbed::Options testbed_options() const { return {}; }
+
+	std::unique_ptr<Testbed> tb_;
+};
+
+} // namespace xoffload::test

@@ -1,0 +1,709 @@
+// VLAN programs on a real veth pair in fresh namespaces: frames sent from A
+// must arrive on B byte for byte as the packet builder predicts, and only
+// because of the program (every test checks the result without it first).
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <functional>
+
+#include "packet_builder.hpp"
+#include "testbed.hpp"
+
+namespace xoffload::test {
+namespace {
+
+constexpr size_t kPayload = 32;
+constexpr double kCaptureTimeout = 3.0;	// every frame we wait for comes within ms
+constexpr double kCmdTimeout = 20.0;
+
+struct Tag {
+	uint16_t tpid;
+	uint16_t vid;
+	uint8_t pcp = 0;
+	bool dei = false;
+};
+using Tags = std::vector<Tag>;
+
+const Tag kQ100{kTpid8021Q, 100};
+const Tag kQ200{kTpid8021Q, 200};
+const Tag kAd100{kTpid8021AD, 100};
+
+// Frame i of an `xo-pkt send` run with these tags and --size frame_size(tags),
+// built independently of xo-pkt.
+Bytes frame(const Tags &tags, unsigned i, const Mac &dst = kMacB)
+{
+	PacketBuilder pb;
+	pb.eth(dst, kMacA);
+	for (const Tag &t : tags)
+		pb.vlan(t.tpid, t.vid, t.pcp, t.dei);
+	return pb.ipv4(kIpA, kIpB, 64, static_cast<uint16_t>(i + 1))
+		.udp(kPortA, kPortB)
+		.payload(kPayload, static_cast<uint8_t>(i))
+		.build();
+}
+
+size_t frame_size(const Tags &tags)
+{
+	return kEthHdrLen + tags.size() * kVlanHdrLen + 20 + 8 + kPayload;
+}
+
+std::string mac_str(const Mac &m)
+{
+	char b[18];
+	std::snprintf(b, sizeof(b), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	return b;
+}
+
+Bytes unhex(const std::string &s)
+{
+	Bytes b;
+	for (size_t i = 0; i + 1 < s.size(); i += 2)
+		b.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+	return b;
+}
+
+// The frames of `xo-pkt capture --json --hex` output, in arrival order.
+std::vector<Bytes> parse_frames(const std::string &out)
+{
+	std::vector<Bytes> frames;
+	const std::string key = "\"hex\":\"";
+	for (size_t p = out.find(key); p != std::string::npos; p = out.find(key, p)) {
+		p += key.size();
+		size_t e = out.find('"', p);
+		frames.push_back(unhex(out.substr(p, e - p)));
+		p = e;
+	}
+	return frames;
+}
+
+struct Endpoint {
+	std::string ns, ifname;
+};
+
+class VlanVeth : public TestbedTest {
+protected:
+	void SetUp() override
+	{
+		TestbedTest::SetUp();
+		if (IsSkipped() || HasFatalFailure())
+			return;
+		struct statfs st {};
+		if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
+			GTEST_SKIP() << "bpffs is not mounted on /sys/fs/bpf (tools/setup mounts it)";
+		tool_ = env_or_empty("XO_TOOL");
+		pkt_ = env_or_empty("XO_PKT");
+		bpf_dir_ = env_or_empty("XO_BPF_DIR");
+		ASSERT_FALSE(tool_.empty() || pkt_.empty() || bpf_dir_.empty())
+			<< "XO_TOOL, XO_PKT and XO_BPF_DIR must be set (run through ctest)";
+		a_ = {tb_->ns_a(), tb_->if_a()};
+		b_ = {tb_->ns_b(), tb_->if_b()};
+		char tmpl[] = "/tmp/xo-int-XXXXXX";
+		ASSERT_NE(mkdtemp(tmpl), nullptr);
+		tmp_ = tmpl;
+	}
+
+	void TearDown() override
+	{
+		if (!tmp_.empty())
+			(void)run_cmd({"rm", "-rf", tmp_}, 10);
+		TestbedTest::TearDown();
+	}
+
+	// offload-tool [--json] -n NS args...
+	CmdResult tool(const std::string &ns, std::vector<std::string> args, bool json = false)
+	{
+		std::vector<std::string> argv{tool_};
+		if (json)
+			argv.push_back("--json");
+		argv.insert(argv.end(), {"-n", ns});
+		argv.insert(argv.end(), args.begin(), args.end());
+		CmdResult r = run_cmd(argv, kCmdTimeout);
+		last_cmd_ = join_cmd(argv);
+		return r;
+	}
+
+	// Runs offload-tool and records a labelled failure unless it exits 0.
+	bool tool_ok(const std::string &ns, std::vector<std::string> args)
+	{
+		CmdResult r = tool(ns, std::move(args));
+		EXPECT_EQ(r.exit_code, 0) << last_cmd_ << ": " << r.describe();
+		return r.ok();
+	}
+
+	// Arms a capture of `count` frames from kMacA on rx; returns once the
+	// socket is bound (the ready file exists), or nullptr after recording why.
+	std::unique_ptr<BackgroundCmd> start_capture(const Endpoint &rx, unsigned count, double timeout)
+	{
+		std::string ready = tmp_ + "/ready-" + std::to_string(++captures_);
+		std::vector<std::string> argv{pkt_,	 "-n",	      rx.ns,  "capture",     rx.ifname,
+					      "--count", std::to_string(count), "--timeout",
+					      std::to_string(timeout), "--json", "--hex", "--ready-file",
+					      ready,	 "--src-mac", mac_str(kMacA)};
+		auto cap = std::make_unique<BackgroundCmd>(argv);
+		for (int i = 0; i < 500; i++) {	// up to 5 s
+			if (access(ready.c_str(), F_OK) == 0)
+				return cap;
+			usleep(10000);
+		}
+		CmdResult r = cap->wait(1);
+		ADD_FAILURE() << "capture never armed: " << join_cmd(argv) << ": " << r.describe();
+		return nullptr;
+	}
+
+	// Sends `count` frames with `tags` from tx; records a failure if xo-pkt
+	// does. Returns xo-pkt's summary line.
+	std::string send(const Endpoint &tx, const Tags &tags, unsigned count, const Mac &dst = kMacB,
+			 const std::vector<std::string> &extra = {})
+	{
+		std::vector<std::string> argv{pkt_, "-n", tx.ns, "send", tx.ifname, "--count", std::to_string(count),
+					      "--size", std::to_string(frame_size(tags)), "--dst-mac", mac_str(dst)};
+		argv.insert(argv.end(), extra.begin(), extra.end());
+		for (const Tag &t : tags) {
+			char v[40];
+			std::snprintf(v, sizeof(v), "0x%04x:%u:%u:%u", t.tpid, t.vid, t.pcp, t.dei ? 1u : 0u);
+			argv.insert(argv.end(), {"--vlan", v});
+		}
+		CmdResult r = run_cmd(argv, kCmdTimeout);
+		EXPECT_EQ(r.exit_code, 0) << join_cmd(argv) << ": " << r.describe();
+		return r.out;
+	}
+
+	// Sends `count` frames with `tags` from tx and returns what rx saw, at
+	// most `want` frames (waiting up to the capture timeout for them).
+	std::vector<Bytes> exchange(const Endpoint &tx, const Endpoint &rx, const Tags &tags, unsigned count,
+				    unsigned want, const Mac &dst = kMacB)
+	{
+		auto cap = start_capture(rx, want, kCaptureTimeout);
+		if (!cap)
+			return {};
+		send(tx, tags, count, dst);
+		CmdResult r = cap->wait(kCaptureTimeout + 5);
+		// 0: all `want` frames came; 3: the timeout passed first
+		EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "capture: " << r.describe();
+		return parse_frames(r.out);
+	}
+
+	std::vector<Bytes> exchange(const Tags &tags, unsigned count, const Mac &dst = kMacB)
+	{
+		return exchange(a_, b_, tags, count, count, dst);
+	}
+
+	// Every frame i in `got` equals want(i), and there are exactly n.
+	static void expect_frames(const std::vector<Bytes> &got, unsigned n,
+				  const std::function<Bytes(unsigned)> &want, const std::string &label)
+	{
+		EXPECT_EQ(got.size(), n) << label << ": frames received";
+		for (unsigned i = 0; i < got.size() && i < n; i++)
+			EXPECT_EQ(hexdump(got[i]), hexdump(want(i))) << label << ": frame " << i;
+	}
+
+	// One counter of `offload-tool --json vlan stats`; -1 if absent.
+	long long counter(const Endpoint &e, const std::string &hook, const std::string &reason)
+	{
+		CmdResult r = tool(e.ns, {"vlan", "stats", e.ifname}, true);
+		EXPECT_EQ(r.exit_code, 0) << last_cmd_ << ": " << r.describe();
+		size_t h = r.out.find("\"" + hook + "\":{");
+		if (h == std::string::npos)
+			return -1;
+		std::string key = "\"" + reason + "\":{\"packets\":";
+		size_t p = r.out.find(key, h);
+		if (p == std::string::npos)
+			return -1;
+		return std::atoll(r.out.c_str() + p + key.size());
+	}
+
+	std::string pin_dir(const Endpoint &e) const { return "/sys/fs/bpf/xoffload/" + e.ifname + "@" + e.ns; }
+
+	// Nothing of ours on the interface: no program, no filter, no pins.
+	void expect_clean(const Endpoint &e, const std::string &when)
+	{
+		std::string where = when + " (" + e.ns + "/" + e.ifname + ")";
+		CmdResult st = tool(e.ns, {"status", e.ifname}, true);
+		EXPECT_EQ(st.exit_code, 0) << where << ": " << last_cmd_ << ": " << st.describe();
+		EXPECT_NE(st.out.find("\"attached\":[]"), std::string::npos) << where << ": status: " << st.out;
+		EXPECT_NE(st.out.find("\"programs\":[]"), std::string::npos) << where << ": status: " << st.out;
+		EXPECT_NE(st.out.find("\"pinned\":false"), std::string::npos) << where << ": status: " << st.out;
+		CmdResult link = run_cmd({"ip", "-n", e.ns, "-d", "link", "show", "dev", e.ifname}, kCmdTimeout);
+		EXPECT_EQ(link.exit_code, 0) << link.describe();
+		EXPECT_EQ(link.out.find("xdp"), std::string::npos) << where << ": XDP still attached: " << link.out;
+		for (const char *dir : {"ingress", "egress"}) {
+			CmdResult f = run_cmd({"tc", "-n", e.ns, "filter", "show", "dev", e.ifname, dir}, kCmdTimeout);
+			EXPECT_EQ(f.exit_code, 0) << f.describe();
+			EXPECT_EQ(f.out, "") << where << ": tc " << dir << " filter left: " << f.out;
+		}
+		struct stat sb {};
+		EXPECT_NE(::stat(pin_dir(e).c_str(), &sb), 0) << where << ": pins left in " << pin_dir(e);
+	}
+
+	void expect_all_clean(const std::string &when)
+	{
+		expect_clean(a_, when);
+		expect_clean(b_, when);
+	}
+
+	// Detaches everything of ours from e, then checks both ends are clean.
+	void detach_and_check(const Endpoint &e)
+	{
+		tool_ok(e.ns, {"detach", e.ifname});
+		expect_all_clean("after detach");
+	}
+
+	// TC ingress runs after AF_PACKET taps, so a capture on B's veth sees
+	// frames before it. Bridging B's veth to veth-c makes the frame leave
+	// (as TC ingress left it) through veth-c, and veth-d captures it. The
+	// frames must go to kMacC: kMacB is B's own address, which the bridge
+	// would keep for itself.
+	Endpoint bridge_tap()
+	{
+		const std::string &ns = b_.ns;
+		const std::vector<std::vector<std::string>> cmds = {
+			{"ip", "-n", ns, "link", "add", "br0", "type", "bridge", "forward_delay", "0", "stp_state", "0"},
+			{"ip", "-n", ns, "link", "add", "veth-c", "type", "veth", "peer", "name", "veth-d"},
+			{"ip", "-n", ns, "link", "set", b_.ifname, "master", "br0"},
+			{"ip", "-n", ns, "link", "set", "veth-c", "master", "br0"},
+			{"ip", "-n", ns, "link", "set", "veth-c", "up"},
+			{"ip", "-n", ns, "link", "set", "veth-d", "up"},
+			{"ip", "-n", ns, "link", "set", "br0", "up"},
+		};
+		for (const auto &c : cmds) {
+			CmdResult r = run_cmd(c, kCmdTimeout);
+			EXPECT_EQ(r.exit_code, 0) << join_cmd(c) << ": " << r.describe();
+		}
+		return {ns, "veth-d"};
+	}
+
+	std::string tool_, pkt_, bpf_dir_, tmp_, last_cmd_;
+	Endpoint a_, b_;
+	unsigned captures_ = 0;
+};
+
+// ---- XDP (on B's ingress; a capture on B sees frames after XDP) -------------
+
+TEST_F(VlanVeth, XdpNativePop)
+{
+	const unsigned n = 3;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
+		      "negative: no program, the 802.1Q tag arrives");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+		      "xdp native pop: untagged on B");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
+	EXPECT_EQ(counter(b_, "xdp", "dropped-malformed"), 0) << "malformed counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, XdpSkbPop)
+{
+	const unsigned n = 3;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
+		      "negative: no program, the 802.1Q tag arrives");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--mode", "skb"}));
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_NE(st.out.find("\"mode\":\"skb\""), std::string::npos) << "status shows skb mode: " << st.out;
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+		      "xdp skb pop: untagged on B");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, XdpNativePopQinQ)
+{
+	const unsigned n = 2;
+	const Tags qinq{kAd100, kQ200};
+	expect_frames(exchange(qinq, n), n, [&](unsigned i) { return frame(qinq, i); },
+		      "negative: no program, both tags arrive");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname, "--depth", "1"}));
+	expect_frames(exchange(qinq, n), n, [](unsigned i) { return frame({kQ200}, i); },
+		      "pop depth 1: inner 802.1Q tag left");
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname, "--depth", "2"}));
+	expect_frames(exchange(qinq, n), n, [](unsigned i) { return frame({}, i); }, "pop depth 2: untagged");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), 2 * n) << "popped counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, XdpPushSingle)
+{
+	const unsigned n = 3;
+	const Tag q300{kTpid8021Q, 300, 5};
+	expect_frames(exchange({}, n), n, [](unsigned i) { return frame({}, i); },
+		      "negative: no program, untagged arrives untagged");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "push", b_.ifname, "--vid", "300", "--pcp", "5"}));
+	expect_frames(exchange({}, n), n, [&](unsigned i) { return frame({q300}, i); },
+		      "xdp push: 802.1Q 300/pcp5 on B");
+	EXPECT_EQ(counter(b_, "xdp", "pushed"), n) << "pushed counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, XdpPushQinQ)
+{
+	const unsigned n = 3;
+	const Tag outer{kTpid8021AD, 100, 3}, inner{kTpid8021Q, 200, 0, true};
+	expect_frames(exchange({}, n), n, [](unsigned i) { return frame({}, i); },
+		      "negative: no program, untagged arrives untagged");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "push", b_.ifname, "--vid", "100", "--pcp", "3", "--inner-vid", "200",
+				    "--inner-dei"}));
+	expect_frames(exchange({}, n), n, [&](unsigned i) { return frame({outer, inner}, i); },
+		      "xdp push QinQ: 802.1ad 100/pcp3 then 802.1Q 200/dei");
+	EXPECT_EQ(counter(b_, "xdp", "pushed"), n) << "pushed counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, XdpRewrite)
+{
+	const unsigned n = 3;
+	const Tag in{kTpid8021Q, 100, 6, true}, out{kTpid8021Q, 222, 6, true};
+	expect_frames(exchange({in}, n), n, [&](unsigned i) { return frame({in}, i); },
+		      "negative: no program, VID 100 arrives");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "rewrite", b_.ifname, "--from", "100", "--to", "222"}));
+	expect_frames(exchange({in}, n), n, [&](unsigned i) { return frame({out}, i); },
+		      "xdp rewrite 100 -> 222, PCP and DEI kept");
+	expect_frames(exchange({kQ200}, n), n, [](unsigned i) { return frame({kQ200}, i); },
+		      "xdp rewrite leaves other VIDs alone");
+	EXPECT_EQ(counter(b_, "xdp", "rewritten"), n) << "rewritten counter";
+	detach_and_check(b_);
+}
+
+// Dropped frames never arrive: an allowed frame sent after them is the
+// first one B sees, and the counter says how many were dropped.
+TEST_F(VlanVeth, XdpAllowListDrop)
+{
+	const unsigned n = 5;
+	expect_frames(exchange({kQ200}, n), n, [](unsigned i) { return frame({kQ200}, i); },
+		      "negative: no program, VID 200 arrives");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "allow", b_.ifname, "--vid", "100", "101"}));
+	auto cap = start_capture(b_, 1, kCaptureTimeout);
+	ASSERT_TRUE(cap);
+	send(a_, {kQ200}, n);
+	send(a_, {kQ100}, 1);
+	CmdResult r = cap->wait(kCaptureTimeout + 5);
+	EXPECT_EQ(r.exit_code, 0) << "the allowed frame arrives: " << r.describe();
+	expect_frames(parse_frames(r.out), 1, [](unsigned i) { return frame({kQ100}, i); },
+		      "allow-list: first frame on B is the allowed VID 100");
+	EXPECT_EQ(counter(b_, "xdp", "dropped-not-allowed"), n) << "dropped-not-allowed == frames sent";
+	EXPECT_EQ(counter(b_, "xdp", "passed"), 1) << "passed counter";
+	// untagged frames are not subject to the allow-list
+	expect_frames(exchange({}, 1), 1, [](unsigned i) { return frame({}, i); }, "allow-list passes untagged");
+	detach_and_check(b_);
+}
+
+// The same object loaded by xdp-loader, with its maps pinned where
+// offload-tool looks for them, is configured by offload-tool.
+TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
+{
+	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
+	if (probe.exit_code == 127)
+		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
+	const unsigned n = 3;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
+		      "negative: no program, the 802.1Q tag arrives");
+
+	const std::string netns = "--net=/run/netns/" + b_.ns;
+	std::vector<std::string> load{"nsenter", netns, "xdp-loader", "load", "-m", "native", "-p",
+				      pin_dir(b_), b_.ifname, bpf_dir_ + "/xdp_vlan.bpf.o"};
+	CmdResult r = run_cmd(load, kCmdTimeout);
+	ASSERT_EQ(r.exit_code, 0) << join_cmd(load) << ": " << r.describe();
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_NE(st.out.find("\"hook\":\"xdp\""), std::string::npos) << "offload-tool sees it as ours: " << st.out;
+	EXPECT_NE(st.out.find("\"pinned\":true"), std::string::npos) << "maps pinned by xdp-loader: " << st.out;
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+		      "xdp-loader + offload-tool pop: untagged on B");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
+
+	std::vector<std::string> unload{"nsenter", netns, "xdp-loader", "unload", b_.ifname, "--all"};
+	r = run_cmd(unload, kCmdTimeout);
+	EXPECT_EQ(r.exit_code, 0) << join_cmd(unload) << ": " << r.describe();
+	r = run_cmd({"rm", "-rf", pin_dir(b_)}, kCmdTimeout);
+	EXPECT_EQ(r.exit_code, 0) << r.describe();
+	expect_all_clean("after xdp-loader unload");
+}
+
+// ---- TC ----------------------------------------------------------------------
+
+TEST_F(VlanVeth, TcIngressPop)
+{
+	const unsigned n = 3;
+	Endpoint tap = bridge_tap();
+	expect_frames(exchange(a_, tap, {kQ100}, n, n, kMacC), n, [](unsigned i) { return frame({kQ100}, i, kMacC); },
+		      "negative: no program, the tag crosses the bridge");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange(a_, tap, {kQ100}, n, n, kMacC), n, [](unsigned i) { return frame({}, i, kMacC); },
+		      "tc ingress pop: untagged after B");
+	EXPECT_EQ(counter(b_, "tc-ingress", "popped"), n) << "popped counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, TcIngressPopQinQ)
+{
+	const unsigned n = 2;
+	const Tags qinq{kAd100, kQ200};
+	Endpoint tap = bridge_tap();
+	expect_frames(exchange(a_, tap, qinq, n, n, kMacC), n, [&](unsigned i) { return frame(qinq, i, kMacC); },
+		      "negative: no program, both tags cross the bridge");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange(a_, tap, qinq, n, n, kMacC), n, [](unsigned i) { return frame({kQ200}, i, kMacC); },
+		      "tc ingress pop depth 1: the metadata tag goes, 802.1Q 200 stays");
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname, "--depth", "2"}));
+	expect_frames(exchange(a_, tap, qinq, n, n, kMacC), n, [](unsigned i) { return frame({}, i, kMacC); },
+		      "tc ingress pop depth 2: untagged");
+	detach_and_check(b_);
+}
+
+// At TC ingress the outer tag sits in skb metadata: the rewrite goes through
+// pop + push and must keep the inner tag where it was.
+TEST_F(VlanVeth, TcIngressRewriteQinQ)
+{
+	const unsigned n = 2;
+	const Tag outer{kTpid8021AD, 100, 2};
+	const Tags qinq{outer, kQ200};
+	const Tags want{{kTpid8021AD, 300, 2}, kQ200};
+	Endpoint tap = bridge_tap();
+	expect_frames(exchange(a_, tap, qinq, n, n, kMacC), n, [&](unsigned i) { return frame(qinq, i, kMacC); },
+		      "negative: no program, outer VID 100 crosses the bridge");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "rewrite", b_.ifname, "--from", "100", "--to", "300"}));
+	expect_frames(exchange(a_, tap, qinq, n, n, kMacC), n, [&](unsigned i) { return frame(want, i, kMacC); },
+		      "tc ingress rewrite (metadata tag): 802.1ad 300/pcp2 then 802.1Q 200");
+	EXPECT_EQ(counter(b_, "tc-ingress", "rewritten"), n) << "rewritten counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, TcIngressPushQinQ)
+{
+	const unsigned n = 2;
+	Endpoint tap = bridge_tap();
+	expect_frames(exchange(a_, tap, {}, n, n, kMacC), n, [](unsigned i) { return frame({}, i, kMacC); },
+		      "negative: no program, untagged crosses the bridge untagged");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "push", b_.ifname, "--vid", "100", "--inner-vid", "200"}));
+	expect_frames(exchange(a_, tap, {}, n, n, kMacC), n,
+		      [](unsigned i) { return frame({kAd100, kQ200}, i, kMacC); },
+		      "tc ingress push QinQ: 802.1ad 100 then 802.1Q 200 after B");
+	EXPECT_EQ(counter(b_, "tc-ingress", "pushed"), n) << "pushed counter";
+	detach_and_check(b_);
+}
+
+TEST_F(VlanVeth, TcEgressPushSingle)
+{
+	const unsigned n = 3;
+	const Tag q42{kTpid8021Q, 42, 1};
+	expect_frames(exchange({}, n), n, [](unsigned i) { return frame({}, i); },
+		      "negative: no program, untagged arrives untagged");
+
+	ASSERT_TRUE(tool_ok(a_.ns, {"attach", a_.ifname, "vlan", "--hook", "tc-egress"}));
+	ASSERT_TRUE(tool_ok(a_.ns, {"vlan", "push", a_.ifname, "--vid", "42", "--pcp", "1", "--dir", "egress"}));
+	expect_frames(exchange({}, n), n, [&](unsigned i) { return frame({q42}, i); },
+		      "tc egress push: 802.1Q 42/pcp1 on B");
+	EXPECT_EQ(counter(a_, "tc-egress", "pushed"), n) << "pushed counter";
+	detach_and_check(a_);
+}
+
+TEST_F(VlanVeth, TcEgressPushQinQ)
+{
+	const unsigned n = 3;
+	expect_frames(exchange({}, n), n, [](unsigned i) { return frame({}, i); },
+		      "negative: no program, untagged arrives untagged");
+
+	ASSERT_TRUE(tool_ok(a_.ns, {"attach", a_.ifname, "vlan", "--hook", "tc-egress"}));
+	ASSERT_TRUE(tool_ok(a_.ns, {"vlan", "push", a_.ifname, "--vid", "100", "--inner-vid", "200", "--dir", "egress"}));
+	expect_frames(exchange({}, n), n, [](unsigned i) { return frame({kAd100, kQ200}, i); },
+		      "tc egress push QinQ: 802.1ad 100 then 802.1Q 200 on B");
+	EXPECT_EQ(counter(a_, "tc-egress", "pushed"), n) << "pushed counter";
+	// the ingress policy is separate: nothing pushed on frames A receives
+	detach_and_check(a_);
+}
+
+// Frames AF_PACKET sends keep their tag in the packet: the rewrite at TC
+// egress is the in-packet one.
+TEST_F(VlanVeth, TcEgressRewrite)
+{
+	const unsigned n = 3;
+	const Tag in{kTpid8021Q, 100, 4}, out{kTpid8021Q, 7, 4};
+	expect_frames(exchange({in}, n), n, [&](unsigned i) { return frame({in}, i); },
+		      "negative: no program, VID 100 arrives");
+
+	ASSERT_TRUE(tool_ok(a_.ns, {"attach", a_.ifname, "vlan", "--hook", "tc-egress"}));
+	ASSERT_TRUE(tool_ok(a_.ns, {"vlan", "rewrite", a_.ifname, "--from", "100", "--to", "7", "--dir", "egress"}));
+	expect_frames(exchange({in}, n), n, [&](unsigned i) { return frame({out}, i); },
+		      "tc egress rewrite (in-packet tag): 100 -> 7, PCP kept");
+	EXPECT_EQ(counter(a_, "tc-egress", "rewritten"), n) << "rewritten counter";
+	detach_and_check(a_);
+}
+
+TEST_F(VlanVeth, TcEgressPop)
+{
+	const unsigned n = 3;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
+		      "negative: no program, the 802.1Q tag arrives");
+
+	ASSERT_TRUE(tool_ok(a_.ns, {"attach", a_.ifname, "vlan", "--hook", "tc-egress"}));
+	ASSERT_TRUE(tool_ok(a_.ns, {"vlan", "pop", a_.ifname, "--dir", "egress"}));
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+		      "tc egress pop: untagged on B");
+	EXPECT_EQ(counter(a_, "tc-egress", "popped"), n) << "popped counter";
+	detach_and_check(a_);
+}
+
+// bpf_skb_vlan_pop() goes by skb->protocol, not by the packet: a sender
+// whose skb->protocol is not the tag's TPID (AF_PACKET bound to ETH_P_IP
+// sending a tagged frame) must not get a frame counted as popped that still
+// carries its tag. Popping it or refusing it (counted as a drop) are fine.
+TEST_F(VlanVeth, TcEgressPopWhenProtocolIsNotTheTpid)
+{
+	{
+		auto cap = start_capture(b_, 1, kCaptureTimeout);
+		ASSERT_TRUE(cap);
+		send(a_, {kQ100}, 1, kMacB, {"--proto", "0x0800"});
+		CmdResult r = cap->wait(kCaptureTimeout + 5);
+		expect_frames(parse_frames(r.out), 1, [](unsigned i) { return frame({kQ100}, i); },
+			      "negative: no program, the frame sent with skb->protocol IPv4 keeps its tag");
+	}
+	ASSERT_TRUE(tool_ok(a_.ns, {"attach", a_.ifname, "vlan", "--hook", "tc-egress"}));
+	ASSERT_TRUE(tool_ok(a_.ns, {"vlan", "pop", a_.ifname, "--dir", "egress"}));
+	auto cap = start_capture(b_, 2, 1.5);
+	ASSERT_TRUE(cap);
+	send(a_, {kQ100}, 1, kMacB, {"--proto", "0x0800"});
+	send(a_, {}, 1, kMacC);	// sentinel: passes whatever happened to the first
+	CmdResult r = cap->wait(kCaptureTimeout + 5);
+	auto got = parse_frames(r.out);
+	long long popped = counter(a_, "tc-egress", "popped");
+	long long malformed = counter(a_, "tc-egress", "dropped-malformed");
+	ASSERT_FALSE(got.empty()) << "the sentinel arrives: " << r.describe();
+	EXPECT_EQ(hexdump(got.back()), hexdump(frame({}, 0, kMacC))) << "last frame is the sentinel";
+	if (got.size() == 2) {
+		EXPECT_EQ(hexdump(got[0]), hexdump(frame({}, 0))) << "frame sent with skb->protocol IPv4: popped";
+		EXPECT_EQ(popped, 1) << "popped counter";
+	} else {
+		EXPECT_EQ(popped, 0) << "refused frame must not count as popped";
+		EXPECT_EQ(malformed, 1) << "refused frame is counted as a drop";
+	}
+	detach_and_check(a_);
+}
+
+TEST_F(VlanVeth, TcEgressAllowListDrop)
+{
+	const unsigned n = 4;
+	expect_frames(exchange({kQ200}, n), n, [](unsigned i) { return frame({kQ200}, i); },
+		      "negative: no program, VID 200 arrives");
+
+	ASSERT_TRUE(tool_ok(a_.ns, {"attach", a_.ifname, "vlan", "--hook", "tc-egress"}));
+	ASSERT_TRUE(tool_ok(a_.ns, {"vlan", "allow", a_.ifname, "--vid", "100", "--dir", "egress"}));
+	auto cap = start_capture(b_, 1, kCaptureTimeout);
+	ASSERT_TRUE(cap);
+	// a TC_ACT_SHOT at egress reaches the AF_PACKET sender as ENOBUFS
+	std::string sent = send(a_, {kQ200}, n);
+	EXPECT_NE(sent.find(", " + std::to_string(n) + " dropped on egress"), std::string::npos)
+		<< "sender sees its frames dropped: " << sent;
+	send(a_, {kQ100}, 1);
+	CmdResult r = cap->wait(kCaptureTimeout + 5);
+	EXPECT_EQ(r.exit_code, 0) << "the allowed frame arrives: " << r.describe();
+	expect_frames(parse_frames(r.out), 1, [](unsigned i) { return frame({kQ100}, i); },
+		      "egress allow-list: first frame on B is the allowed VID 100");
+	EXPECT_EQ(counter(a_, "tc-egress", "dropped-not-allowed"), n) << "dropped-not-allowed == frames sent";
+	detach_and_check(a_);
+}
+
+// ---- CLI contract --------------------------------------------------------------
+
+// Usage errors exit 2 with exactly one line on stderr and change nothing.
+TEST_F(VlanVeth, CliUsageErrors)
+{
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan"}));
+	const std::string &ifb = b_.ifname;
+	const std::vector<std::vector<std::string>> bad = {
+		{"vlan", "push", ifb, "--vid", "0"},
+		{"vlan", "push", ifb, "--vid", "4095"},
+		{"vlan", "push", ifb, "--vid", "10", "--pcp", "8"},
+		{"vlan", "push", ifb, "--vid", "10", "--inner-vid", "4095"},
+		{"vlan", "push", ifb, "--vid", "10", "--proto", "0x9100"},
+		{"vlan", "rewrite", ifb, "--from", "0", "--to", "5"},
+		{"vlan", "allow", ifb, "--vid", "4095"},
+		{"vlan", "pop", ifb, "--depth", "3"},
+		{"vlan", "pop", ifb, "--dir", "sideways"},
+		{"vlan", "pop", "nosuch0"},
+		{"attach", "nosuch0", "vlan"},
+		{"attach", ifb, "vlan", "--hook", "foo"},
+		{"attach", ifb, "vlan", "--mode", "turbo"},
+		{"attach", ifb, "geneve-nope"},
+		{"detach", ifb, "vlan", "--hook", "foo"},
+		{"frobnicate"},
+	};
+	for (const auto &args : bad) {
+		CmdResult r = tool(b_.ns, args);
+		EXPECT_EQ(r.exit_code, 2) << last_cmd_ << ": " << r.describe();
+		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1)
+			<< last_cmd_ << ": one line on stderr, got: " << r.err;
+	}
+	CmdResult r = run_cmd({tool_, "-n", "xo-no-such-netns", "status"}, kCmdTimeout);
+	EXPECT_EQ(r.exit_code, 2) << "unknown netns: " << r.describe();
+
+	CmdResult show = tool(b_.ns, {"vlan", "show", b_.ifname}, true);
+	EXPECT_NE(show.out.find("\"ingress\":{\"action\":\"none\""), std::string::npos)
+		<< "rejected commands changed the policy: " << show.out;
+
+	r = tool(b_.ns, {"attach", b_.ifname, "vlan"});
+	EXPECT_EQ(r.exit_code, 1) << "attach twice: " << r.describe();
+	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "attach twice: one line, got: " << r.err;
+	r = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-egress"});
+	EXPECT_EQ(r.exit_code, 0) << "another hook is fine: " << r.describe();
+	r = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-egress"});
+	EXPECT_EQ(r.exit_code, 1) << "tc attach twice: " << r.describe();
+	detach_and_check(b_);
+}
+
+// Commands that fail leave nothing attached and no pins behind.
+TEST_F(VlanVeth, FailedCommandsLeaveNothing)
+{
+	expect_all_clean("fresh testbed");
+	struct Case {
+		std::vector<std::string> args;
+		int exit_code;
+	};
+	const std::vector<Case> cases = {
+		{{"attach", b_.ifname, "vlan", "--hook", "bogus"}, 2},
+		{{"attach", b_.ifname, "vlan", "--mode", "bogus"}, 2},
+		{{"vlan", "pop", b_.ifname}, 1},	// nothing attached: no maps
+		{{"vlan", "push", b_.ifname, "--vid", "5"}, 1},
+		{{"vlan", "stats", b_.ifname}, 1},
+		{{"detach", b_.ifname}, 1},
+		{{"detach", b_.ifname, "vlan", "--hook", "tc-ingress"}, 1},
+	};
+	for (const auto &c : cases) {
+		CmdResult r = tool(b_.ns, c.args);
+		EXPECT_EQ(r.exit_code, c.exit_code) << last_cmd_ << ": " << r.describe();
+		expect_all_clean("after failed: " + last_cmd_);
+	}
+	// lo has no native XDP: the attach fails at the kernel, after the pin
+	// directory was made
+	CmdResult r = tool(b_.ns, {"attach", "lo", "vlan", "--mode", "native"});
+	EXPECT_EQ(r.exit_code, 1) << last_cmd_ << ": " << r.describe();
+	expect_clean({b_.ns, "lo"}, "after failed native attach on lo");
+	expect_all_clean("at the end");
+}
+
+} // namespace
+} // namespace xoffload::test
