@@ -245,7 +245,8 @@ private:
 
 	uint8_t next_proto(size_t i) const
 	{
-		if (i + 1 < layers_.size() && layers_[i + 1].proto)
+		// hop-by-hop is protocol 0: an extension header always names itself
+		if (i + 1 < layers_.size() && (layers_[i + 1].proto || layers_[i + 1].kind == Kind::ip6ext))
 			return layers_[i + 1].proto;
 		return 253;	// RFC 3692 experimental
 	}

@@ -1,0 +1,536 @@
+// The segmentation engine, table-driven: every row builds a super-packet with
+// the shared PacketBuilder, segments it, and checks every frame with the
+// independent checker (tests/common/gso_check.hpp): checksums, lengths,
+// sequence numbers, flags, IDs, fragment offsets, tags, Geneve headers, and
+// that the payload (or the reassembled datagram) equals the input's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gso_check.hpp"
+#include "packet_builder.hpp"
+
+using namespace xoffload;
+using namespace xo_test;
+using namespace xoffload::test;
+
+namespace {
+
+using xo_test::Bytes;
+
+// Output buffers: n frames of cap bytes each, with a guard pattern after.
+struct Slots {
+	std::vector<std::vector<std::byte>> mem;
+	std::vector<GsoFrame> frames;
+	static constexpr size_t kGuard = 64;
+	Slots(size_t n, uint32_t cap)
+	{
+		mem.resize(n);
+		for (auto &m : mem) {
+			m.assign(cap + kGuard, std::byte{0x5a});
+			frames.push_back(GsoFrame{m.data(), cap});
+		}
+	}
+	bool guards_intact() const
+	{
+		for (size_t i = 0; i < mem.size(); i++)
+			for (size_t k = frames[i].cap; k < mem[i].size(); k++)
+				if (mem[i][k] != std::byte{0x5a})
+					return false;
+		return true;
+	}
+	Bytes frame(size_t i) const
+	{
+		auto *p = reinterpret_cast<const uint8_t *>(mem[i].data());
+		return Bytes(p, p + frames[i].len);
+	}
+};
+
+std::span<const std::byte> as_bytes(const Bytes &b)
+{
+	return {reinterpret_cast<const std::byte *>(b.data()), b.size()};
+}
+
+// NIC emulation for CsumMode::tx_metadata: complete the partial checksum.
+void nic_complete(Bytes &f, const GsoFrame &g)
+{
+	if (!g.csum_partial)
+		return;
+	uint16_t c = static_cast<uint16_t>(~fold(sum_bytes(f.data() + g.csum_start, f.size() - g.csum_start)));
+	f[g.csum_start + g.csum_offset] = static_cast<uint8_t>(c >> 8);
+	f[g.csum_start + g.csum_offset + 1] = static_cast<uint8_t>(c);
+}
+
+struct Expect {
+	std::string err;
+	size_t frames = 0;
+};
+
+// Checks frames produced from input under req; returns "" or what is wrong.
+std::string check(const Bytes &input, const GsoRequest &req, const Slots &s, int n)
+{
+	FrameView in;
+	std::string e = parse_frame(input.data(), input.size(), 0, in);
+	if (!e.empty())
+		return "input: " + e;
+	size_t in_l4len = in.proto == 6 ? size_t(input[in.l4 + 12] >> 4) * 4 : 8;
+	size_t in_payload = in.l4 + in_l4len;
+	Bytes want_payload(input.begin() + in_payload, input.end());
+	bool ufo = req.type == GsoType::ufo4 || req.type == GsoType::ufo6;
+	size_t opt = req.geneve ? req.geneve->options.size() : 0;
+
+	Bytes got;		// TSO/USO payload, or UFO datagram (fragmentable part)
+	std::map<size_t, Bytes> frags;
+	std::optional<uint32_t> frag_id;
+	bool saw_last = false;
+	uint64_t seq0 = in.proto == 6 ? be32(input.data() + in.l4 + 4) : 0;
+	uint8_t in_flags = in.proto == 6 ? input[in.l4 + 13] : 0;
+	uint16_t id0 = in.ipv6 ? 0 : be16(input.data() + in.l3 + 4);
+	size_t inner0 = 0; // where frame 0's inner frame starts
+
+	for (int k = 0; k < n; k++) {
+		Bytes f = s.frame(k);
+		nic_complete(f, s.frames[k]);
+		std::string where = "frame " + std::to_string(k) + ": ";
+		size_t inner = 0;
+		FrameView ov;
+		if (req.geneve) {
+			if (!(e = parse_frame(f.data(), f.size(), 0, ov)).empty())
+				return where + "outer " + e;
+			if (ov.proto != 17 || ov.is_frag)
+				return where + "outer not UDP";
+			const uint8_t *u = f.data() + ov.l4;
+			if (be16(u + 2) != req.geneve->dst_port || be16(u + 4) != f.size() - ov.l4)
+				return where + "outer UDP port/length";
+			if (be16(u) < 49152)
+				return where + "outer source port not from the ephemeral range";
+			if (be16(u + 6) == 0 ? req.geneve->udp_csum : !req.geneve->udp_csum)
+				return where + "outer UDP checksum presence";
+			if (be16(u + 6) && !csum_ok(pseudo(f.data(), ov, 17, f.size() - ov.l4) +
+						    sum_bytes(u, f.size() - ov.l4)))
+				return where + "outer UDP checksum";
+			const uint8_t *g = u + 8;
+			if ((g[0] >> 6) != 0 || size_t(g[0] & 63) * 4 != opt || be16(g + 2) != 0x6558 ||
+			    be32(g + 4) >> 8 != req.geneve->vni)
+				return where + "Geneve header";
+			if (std::memcmp(g + 8, req.geneve->options.data(), opt))
+				return where + "Geneve options";
+			if (ov.tags.size() != req.ntags)
+				return where + "outer tag count";
+			inner = ov.l4 + 16 + opt;
+		}
+		if (k == 0)
+			inner0 = inner;
+		FrameView v;
+		if (!(e = parse_frame(f.data(), f.size(), inner, v)).empty())
+			return where + e;
+		size_t want_tags = in.tags.size() + (req.geneve ? 0 : req.ntags);
+		if (v.tags.size() != want_tags)
+			return where + "tag count " + std::to_string(v.tags.size());
+		for (unsigned t = 0; !req.geneve && t < req.ntags; t++) {
+			const GsoVlanTag &rt = req.tags[t];
+			uint16_t tci = static_cast<uint16_t>(rt.pcp << 13 | (rt.dei ? 1 : 0) << 12 | rt.vid);
+			if (v.tags[t].first != rt.tpid || v.tags[t].second != tci)
+				return where + "inserted tag " + std::to_string(t);
+		}
+		if (std::memcmp(f.data() + inner, input.data(), 12))
+			return where + "MAC addresses";
+
+		if (ufo && (v.is_frag || n > 1)) {
+			if (!v.is_frag)
+				return where + "not a fragment";
+			if (frag_id && *frag_id != v.frag_id)
+				return where + "fragment ID differs";
+			frag_id = v.frag_id;
+			if (!v.more) {
+				if (saw_last)
+					return where + "two last fragments";
+				saw_last = true;
+			} else if ((f.size() - v.l4) % 8) {
+				return where + "non-last fragment not a multiple of 8";
+			}
+			if (v.l4 == f.size())
+				return where + "empty fragment";
+			frags[v.frag_off] = Bytes(f.begin() + v.l4, f.end());
+			continue;
+		}
+		// a whole TCP segment or UDP datagram
+		size_t l4len = v.proto == 6 ? size_t(f[v.l4 + 12] >> 4) * 4 : 8;
+		if (!csum_ok(pseudo(f.data(), v, v.proto, f.size() - v.l4) + sum_bytes(f.data() + v.l4, f.size() - v.l4)))
+			return where + "L4 checksum";
+		size_t pl = f.size() - v.l4 - l4len;
+		if (v.proto == 17 && be16(f.data() + v.l4 + 4) != f.size() - v.l4)
+			return where + "UDP length";
+		if (k + 1 < n && req.type != GsoType::none && pl != req.mss)
+			return where + "segment payload " + std::to_string(pl) + " != mss";
+		if (v.proto == 6) {
+			if (be32(f.data() + v.l4 + 4) != static_cast<uint32_t>(seq0 + got.size()))
+				return where + "sequence number";
+			uint8_t fl = f[v.l4 + 13];
+			bool last = k + 1 == n;
+			if ((fl & 0x09) != (last ? (in_flags & 0x09) : 0))
+				return where + "FIN/PSH";
+			if ((fl & 0x80) != (k == 0 ? (in_flags & 0x80) : 0))
+				return where + "CWR";
+			if ((fl & ~0x89) != (in_flags & ~0x89))
+				return where + "other TCP flags";
+		}
+		if (!v.ipv6 && n > 1) {
+			uint16_t want = req.fixed_ipid ? id0 : static_cast<uint16_t>(id0 + k);
+			if (be16(f.data() + v.l3 + 4) != want)
+				return where + "IPv4 ID";
+		}
+		got.insert(got.end(), f.begin() + v.l4 + l4len, f.end());
+	}
+	if (ufo && !frags.empty()) {
+		if (!saw_last)
+			return "no last fragment";
+		Bytes dg;
+		for (auto &[off, data] : frags) {
+			if (off != dg.size())
+				return "fragment offsets not contiguous at " + std::to_string(off);
+			dg.insert(dg.end(), data.begin(), data.end());
+		}
+		// IPv6: the fragmentable part may start with extension headers
+		size_t ext = in.ipv6 ? in.l4 - (in.l3 + 40) - 0 : 0;
+		Bytes want(input.begin() + in.l4 - ext, input.end());
+		if (in.ipv6) {
+			// the input's extension headers after the unfragmentable part are
+			// exactly the reassembled prefix; compare from the UDP header
+			ext = dg.size() - (input.size() - in.l4);
+			want.assign(input.begin() + in.l4, input.end());
+		}
+		Bytes udp(dg.begin() + ext, dg.end());
+		if (udp.size() != want.size() || be16(udp.data() + 4) != udp.size())
+			return "reassembled datagram length";
+		Bytes f0 = s.frame(0);
+		FrameView v0;
+		parse_frame(f0.data(), f0.size(), inner0, v0);
+		if (!csum_ok(pseudo(f0.data(), v0, 17, udp.size()) + sum_bytes(udp.data(), udp.size())))
+			return "reassembled UDP checksum";
+		if (!std::equal(udp.begin() + 8, udp.end(), want.begin() + 8))
+			return "reassembled payload differs";
+		return "";
+	}
+	if (got != want_payload)
+		return "payload differs (" + std::to_string(got.size()) + " vs " + std::to_string(want_payload.size()) + ")";
+	return "";
+}
+
+struct Row {
+	const char *name;
+	Bytes input;
+	GsoRequest req;
+	int want;		// frames, or a negative errno
+	GsoError why = GsoError::ok;
+	uint32_t cap = 2048;
+	size_t nbufs = 64;
+};
+
+using PB = PacketBuilder;
+
+Bytes tcp4(size_t payload, uint8_t flags = 0x18, bool opts = false, bool ipopts = false)
+{
+	PB b;
+	b.eth(kMacB, kMacA).ipv4(kIpA, kIpB, 64, 0x1234);
+	if (ipopts)
+		b.ip_options({0x94, 0x04, 0x00, 0x00, 0x01, 0x01, 0x07, 0x00}); // router alert (copied), NOP, EOL
+	b.tcp(kPortA, kPortB, flags, 1000);
+	if (opts)
+		b.tcp_options({0x01, 0x01, 0x08, 0x0a, 0, 0, 0, 1, 0, 0, 0, 2}); // NOP NOP timestamp
+	return b.payload(payload, 3).build();
+}
+
+Bytes tcp6(size_t payload, bool ext = false)
+{
+	PB b;
+	b.eth(kMacB, kMacA).ipv6(kIp6A, kIp6B);
+	if (ext)
+		b.ipv6_ext(0, {1, 4, 0, 0, 0, 0}).ipv6_ext(60, {1, 4, 0, 0, 0, 0});
+	return b.tcp(kPortA, kPortB, 0x19, 7).payload(payload, 9).build();
+}
+
+Bytes udp4(size_t payload, bool ipopts = false, int tags = 0)
+{
+	PB b;
+	b.eth(kMacB, kMacA);
+	if (tags)
+		b.vlan(0x8100, 7);
+	b.ipv4(kIpA, kIpB, 64, 0x4321);
+	if (ipopts)
+		b.ip_options({0x94, 0x04, 0x00, 0x00, 0x07, 0x07, 0x04, 0x00}); // RA (copied), record route (not copied)
+	return b.udp(kPortA, kPortB).payload(payload, 1).build();
+}
+
+Bytes udp6(size_t payload, bool ext = false)
+{
+	PB b;
+	b.eth(kMacB, kMacA).ipv6(kIp6A, kIp6B);
+	if (ext)
+		b.ipv6_ext(0, {1, 4, 0, 0, 0, 0}).ipv6_ext(60, {1, 4, 0, 0, 0, 0});
+	return b.udp(kPortA, kPortB).payload(payload, 5).build();
+}
+
+GsoRequest rq(GsoType t, uint16_t mss, int ntags = 0)
+{
+	GsoRequest r;
+	r.type = t;
+	r.mss = mss;
+	r.ntags = static_cast<uint8_t>(ntags);
+	r.tags[0] = GsoVlanTag{0x88a8, 100, 3, true};
+	r.tags[1] = GsoVlanTag{0x8100, 200, 5, false};
+	return r;
+}
+
+const std::byte kOpts[] = {std::byte{0x01}, std::byte{0x02}, std::byte{0x80}, std::byte{0x01},	// class 0x0102, critical type
+			  std::byte{0xaa}, std::byte{0xbb}, std::byte{0xcc}, std::byte{0xdd}};
+
+GeneveEncap geneve(bool v6, bool csum)
+{
+	GeneveEncap g;
+	g.dst_mac.b = {0x02, 0, 0, 0, 0, 0x0b};
+	g.src_mac.b = {0x02, 0, 0, 0, 0, 0x0a};
+	g.ipv6 = v6;
+	if (v6) {
+		std::copy(kIp6B.begin(), kIp6B.end(), g.src_ip.begin());
+		std::copy(kIp6A.begin(), kIp6A.end(), g.dst_ip.begin());
+	} else {
+		std::copy(kIpB.begin(), kIpB.end(), g.src_ip.begin());
+		std::copy(kIpA.begin(), kIpA.end(), g.dst_ip.begin());
+	}
+	g.vni = 0xabcdef;
+	g.options = kOpts;
+	g.udp_csum = csum;
+	return g;
+}
+
+const GeneveEncap kGen4 = geneve(false, true), kGen4NoCsum = geneve(false, false), kGen6 = geneve(true, true);
+
+GsoRequest with_geneve(GsoRequest r, const GeneveEncap *g)
+{
+	r.geneve = g;
+	return r;
+}
+GsoRequest fixed_id(GsoRequest r)
+{
+	r.fixed_ipid = true;
+	return r;
+}
+GsoRequest partial(GsoRequest r)
+{
+	r.csum = CsumMode::tx_metadata;
+	return r;
+}
+
+std::vector<Row> rows()
+{
+	return {
+		{"tso4_64k", tcp4(65000), rq(GsoType::tso4, 1448), 45},
+		{"tso4_exact_multiple", tcp4(1448 * 4), rq(GsoType::tso4, 1448), 4},
+		{"tso4_one_byte_last", tcp4(1448 * 3 + 1), rq(GsoType::tso4, 1448), 4},
+		{"tso4_fits_in_one", tcp4(1000), rq(GsoType::tso4, 1448), 1},
+		{"tso4_empty_payload", tcp4(0), rq(GsoType::tso4, 1448), 1},
+		{"tso4_fin_cwr", tcp4(5000, 0x80 | 0x10 | 0x08 | 0x01), rq(GsoType::tso4, 1000), 5},
+		{"tso4_tcp_options", tcp4(5000, 0x10, true), rq(GsoType::tso4, 1000), 5},
+		{"tso4_ip_options", tcp4(5000, 0x18, false, true), rq(GsoType::tso4, 1000), 5},
+		{"tso4_fixed_id", tcp4(5000), fixed_id(rq(GsoType::tso4, 1000)), 5},
+		{"tso4_one_tag", tcp4(5000), rq(GsoType::tso4, 1448, 1), 4},
+		{"tso4_two_tags", tcp4(5000), rq(GsoType::tso4, 1448, 2), 4},
+		{"tso4_mss_1", tcp4(5), rq(GsoType::tso4, 1), 5},
+		{"tso4_tx_metadata", tcp4(5000), partial(rq(GsoType::tso4, 1448, 2)), 4},
+		{"tso6", tcp6(9000), rq(GsoType::tso6, 1440), 7},
+		{"tso6_ext_headers", tcp6(9000, true), rq(GsoType::tso6, 1424, 2), 7},
+		{"uso4", udp4(9000), rq(GsoType::uso4, 1472), 7},
+		{"uso4_tagged_input", udp4(3000, false, 1), rq(GsoType::uso4, 1000, 1), 3},
+		{"uso6", udp6(9000), rq(GsoType::uso6, 1452), 7},
+		{"uso6_tx_metadata", udp6(4000), partial(rq(GsoType::uso6, 1452)), 3},
+		{"ufo4_64000", udp4(64000), rq(GsoType::ufo4, 1480), 44},
+		{"ufo4_odd", udp4(3001), rq(GsoType::ufo4, 1480), 3},
+		{"ufo4_mss_not_multiple_of_8", udp4(3001), rq(GsoType::ufo4, 1483), 3},
+		{"ufo4_fits", udp4(1000), rq(GsoType::ufo4, 1480), 1},
+		{"ufo4_largest_datagram", udp4(65507), rq(GsoType::ufo4, 1480), 45},
+		{"ufo4_ip_options", udp4(5000, true), rq(GsoType::ufo4, 1472, 2), 4},
+		{"ufo6", udp6(9000), rq(GsoType::ufo6, 1448), 7},
+		{"ufo6_ext_headers", udp6(9000, true), rq(GsoType::ufo6, 1432, 1), 7},
+		{"geneve4_tso4", tcp4(9000), with_geneve(rq(GsoType::tso4, 1398, 1), &kGen4), 7, GsoError::ok, 2048},
+		{"geneve4_nocsum_uso4", udp4(5000), with_geneve(rq(GsoType::uso4, 1400), &kGen4NoCsum), 4},
+		{"geneve6_tso6", tcp6(9000), with_geneve(rq(GsoType::tso6, 1300, 2), &kGen6), 7},
+		{"geneve6_ufo4", udp4(5000), with_geneve(rq(GsoType::ufo4, 1400), &kGen6), 4},
+		{"geneve4_tx_metadata_lco", tcp4(5000), partial(with_geneve(rq(GsoType::tso4, 1400), &kGen4)), 4},
+		{"none_checksums_only", tcp4(700), rq(GsoType::none, 0, 2), 1},
+		// errors
+		{"tso4_on_udp", udp4(3000), rq(GsoType::tso4, 1000), -ENOTSUP, GsoError::unsupported},
+		{"tso6_on_ipv4", tcp4(3000), rq(GsoType::tso6, 1000), -ENOTSUP, GsoError::unsupported},
+		{"mss_zero", tcp4(3000), rq(GsoType::tso4, 0), -EMSGSIZE, GsoError::mss_too_small},
+		{"ufo_mss_7", udp4(3000), rq(GsoType::ufo4, 7), -EMSGSIZE, GsoError::mss_too_small},
+		{"mss_bigger_than_buffer", tcp4(9000), rq(GsoType::tso4, 4000), -EMSGSIZE, GsoError::mss_too_large},
+		{"buffer_smaller_than_headers", tcp4(9000), rq(GsoType::tso4, 1000), -ENOBUFS,
+		 GsoError::buffer_too_small, 40},
+		{"too_many_segments", tcp4(9000), rq(GsoType::tso4, 100), -ENOBUFS, GsoError::too_many_segments},
+		{"three_tags", tcp4(3000), rq(GsoType::tso4, 1000, 2), -EINVAL, GsoError::too_many_tags, 2048, 64},
+	};
+}
+
+class GsoTable : public ::testing::TestWithParam<Row> {};
+
+TEST_P(GsoTable, FramesVerify)
+{
+	Row r = GetParam();
+	if (std::string(r.name) == "three_tags")
+		r.input = PB().eth(kMacB, kMacA).vlan(0x8100, 5).ipv4(kIpA, kIpB).tcp(kPortA, kPortB).payload(3000).build();
+	Slots s(r.nbufs, r.cap);
+	GsoError why = GsoError::ok;
+	int n = gso_segment(as_bytes(r.input), r.req, s.frames, &why);
+	ASSERT_EQ(n, r.want) << r.name << ": " << to_string(why);
+	EXPECT_EQ(why, r.why) << to_string(why);
+	EXPECT_TRUE(s.guards_intact()) << "wrote past a buffer";
+	// gso_count checks everything but the buffers
+	const std::span<const std::byte> one[1] = {as_bytes(r.input)};
+	if (r.want > 0 || (r.why != GsoError::mss_too_large && r.why != GsoError::buffer_too_small &&
+			   r.why != GsoError::too_many_segments)) {
+		EXPECT_EQ(gso_count(one, r.req), r.want) << "gso_count disagrees";
+	}
+	if (n <= 0)
+		return;
+	EXPECT_EQ(check(r.input, r.req, s, n), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, GsoTable, ::testing::ValuesIn(rows()),
+			 [](const auto &info) { return std::string(info.param.name); });
+
+// Header fields the checker cannot judge by reassembly alone.
+TEST(Gso, Ufo4FragmentFieldsAndOptions)
+{
+	Bytes in = udp4(5000, true);
+	Slots s(8, 2048);
+	int n = gso_segment(as_bytes(in), rq(GsoType::ufo4, 1472), s.frames);
+	ASSERT_EQ(n, 4);
+	for (int k = 0; k < n; k++) {
+		Bytes f = s.frame(k);
+		FrameView v;
+		ASSERT_EQ(parse_frame(f.data(), f.size(), 0, v), "");
+		EXPECT_EQ(be16(f.data() + v.l3 + 4), 0x4321) << "one IP ID for every fragment";
+		EXPECT_EQ(v.frag_off, size_t(k) * 1472);
+		EXPECT_EQ(v.more, k + 1 < n);
+		// only the copied option (router alert) travels beyond the first fragment
+		EXPECT_EQ(f[v.l3] & 15, k == 0 ? 7 : 6) << k;
+		if (k > 0) {
+			EXPECT_EQ(f[v.l3 + 20], 0x94);
+		}
+	}
+}
+
+TEST(Gso, Ufo6FragmentHeader)
+{
+	Bytes in = udp6(4000, true);
+	GsoRequest r = rq(GsoType::ufo6, 1432);
+	r.ipv6_frag_id = 0xdeadbeef;
+	Slots s(8, 2048);
+	int n = gso_segment(as_bytes(in), r, s.frames);
+	ASSERT_EQ(n, 3);
+	for (int k = 0; k < n; k++) {
+		Bytes f = s.frame(k);
+		FrameView v;
+		ASSERT_EQ(parse_frame(f.data(), f.size(), 0, v), "");
+		EXPECT_TRUE(v.is_frag);
+		EXPECT_EQ(v.frag_id, 0xdeadbeefu);
+		// hop-by-hop stays in front of the fragment header
+		EXPECT_EQ(f[v.l3 + 6], 0) << "next header of IPv6 is hop-by-hop";
+		EXPECT_EQ(f[v.l3 + 40], 44) << "hop-by-hop now names the fragment header";
+	}
+}
+
+TEST(Gso, TxMetadataLeavesPseudoHeaderSum)
+{
+	Bytes in = tcp4(3000);
+	Slots s(4, 2048);
+	int n = gso_segment(as_bytes(in), partial(rq(GsoType::tso4, 1448)), s.frames);
+	ASSERT_EQ(n, 3);
+	for (int k = 0; k < n; k++) {
+		const GsoFrame &g = s.frames[k];
+		EXPECT_TRUE(g.csum_partial);
+		EXPECT_EQ(g.csum_start, 34);
+		EXPECT_EQ(g.csum_offset, 16);
+		Bytes f = s.frame(k);
+		FrameView v;
+		ASSERT_EQ(parse_frame(f.data(), f.size(), 0, v), "");
+		uint16_t want = fold(pseudo(f.data(), v, 6, f.size() - v.l4));
+		EXPECT_EQ(be16(f.data() + v.l4 + 16), want);
+	}
+}
+
+TEST(Gso, GeneveCriticalBitAndEntropyPort)
+{
+	Bytes a = tcp4(3000), b = PB().eth(kMacB, kMacA).ipv4(kIpA, kIpB).tcp(kPortC, kPortB).payload(3000).build();
+	Slots sa(4, 2048), sb(4, 2048);
+	ASSERT_EQ(gso_segment(as_bytes(a), with_geneve(rq(GsoType::tso4, 1400), &kGen4), sa.frames), 3);
+	ASSERT_EQ(gso_segment(as_bytes(b), with_geneve(rq(GsoType::tso4, 1400), &kGen4), sb.frames), 3);
+	Bytes fa = sa.frame(0), fb = sb.frame(0), fa2 = sa.frame(2);
+	size_t udp = 14 + 20;
+	EXPECT_EQ(fa[udp + 8 + 1] & 0x40, 0x40) << "C bit: an option has the critical type bit";
+	EXPECT_EQ(be16(fa.data() + udp), be16(fa2.data() + udp)) << "one flow, one source port";
+	EXPECT_NE(be16(fa.data() + udp), be16(fb.data() + udp)) << "another flow, another port";
+}
+
+TEST(Gso, InputAsSpansWithHeadersSplit)
+{
+	Bytes in = tcp6(7000, true);
+	for (size_t cut : {1, 13, 14, 40, 60, 75, 90, 100, 3000}) {
+		std::span<const std::byte> all = as_bytes(in);
+		std::vector<std::span<const std::byte>> parts = {all.subspan(0, cut), all.subspan(cut, 7),
+								 all.subspan(cut + 7)};
+		Slots s(8, 2048);
+		GsoRequest r = rq(GsoType::tso6, 1400, 1);
+		int n = gso_segment(parts, r, s.frames);
+		ASSERT_EQ(n, 5) << cut;
+		EXPECT_EQ(check(in, r, s, n), "") << cut;
+	}
+}
+
+TEST(Gso, HeadersThatLieAreRefused)
+{
+	Bytes in = tcp4(3000);
+	Bytes bad_len = in;
+	bad_len[14 + 3] ^= 1; // IPv4 total length
+	Bytes bad_ihl = in;
+	bad_ihl[14] = 0x44; // ihl 4
+	Bytes bad_doff = in;
+	bad_doff[14 + 20 + 12] = 0x40; // doff 4
+	Bytes frag = in;
+	frag[14 + 6] |= 0x20; // MF
+	Bytes u = udp4(3000);
+	Bytes bad_udp = u;
+	bad_udp[14 + 20 + 5] ^= 2; // UDP length
+	Bytes v6 = tcp6(3000);
+	Bytes bad_v6 = v6;
+	bad_v6[14 + 5] ^= 4; // payload length
+	struct {
+		const char *what;
+		Bytes b;
+		GsoType t;
+		GsoError e;
+	} cases[] = {
+		{"IPv4 total length", bad_len, GsoType::tso4, GsoError::bad_ipv4},
+		{"IPv4 ihl < 5", bad_ihl, GsoType::tso4, GsoError::bad_ipv4},
+		{"TCP doff < 5", bad_doff, GsoType::tso4, GsoError::bad_l4},
+		{"already a fragment", frag, GsoType::tso4, GsoError::bad_ipv4},
+		{"UDP length", bad_udp, GsoType::uso4, GsoError::bad_l4},
+		{"IPv6 payload length", bad_v6, GsoType::tso6, GsoError::bad_ipv6},
+	};
+	for (auto &c : cases) {
+		Slots s(64, 2048);
+		GsoError why{};
+		EXPECT_EQ(gso_segment(as_bytes(c.b), rq(c.t, 1000), s.frames, &why), -EINVAL) << c.what;
+		EXPECT_EQ(why, c.e) << c.what;
+	}
+	for (size_t len = 0; len < 60; len++) {
+		Slots s(64, 2048);
+		Bytes t(in.begin(), in.begin() + len);
+		EXPECT_LT(gso_segment(as_bytes(t), rq(GsoType::tso4, 1000), s.frames), 0) << len;
+	}
+}
+
+} // namespace

@@ -1,0 +1,519 @@
+// The segmentation engine: plans the frames, then writes each one exactly
+// once (headers patched in place, payload copied with its checksum folded
+// into the copy, Geneve outer headers last).
+#include <cerrno>
+
+#include "gso_internal.hpp"
+
+namespace xoffload {
+
+using namespace gso_detail;
+
+const char *to_string(GsoType t) noexcept
+{
+	switch (t) {
+	case GsoType::none: return "none";
+	case GsoType::tso4: return "tso4";
+	case GsoType::tso6: return "tso6";
+	case GsoType::uso4: return "uso4";
+	case GsoType::uso6: return "uso6";
+	case GsoType::ufo4: return "ufo4";
+	case GsoType::ufo6: return "ufo6";
+	}
+	return "?";
+}
+
+const char *to_string(GsoError e) noexcept
+{
+	switch (e) {
+	case GsoError::ok: return "ok";
+	case GsoError::unsupported: return "unsupported combination of packet and request";
+	case GsoError::too_short: return "input ends inside the headers";
+	case GsoError::bad_l2: return "not Ethernet with IPv4/IPv6";
+	case GsoError::bad_ipv4: return "bad IPv4 header (version, ihl, total length or a fragment)";
+	case GsoError::bad_ipv6: return "bad IPv6 header (payload length, extension headers or a fragment)";
+	case GsoError::bad_l4: return "bad TCP/UDP header (data offset, length)";
+	case GsoError::mss_too_small: return "mss too small";
+	case GsoError::mss_too_large: return "mss too large for the frame buffers";
+	case GsoError::too_many_segments: return "more segments than frame buffers";
+	case GsoError::buffer_too_small: return "frame buffer too small for the headers";
+	case GsoError::too_many_tags: return "more than 2 VLAN tags";
+	case GsoError::bad_geneve: return "bad Geneve options";
+	}
+	return "?";
+}
+
+namespace {
+
+constexpr uint8_t kTcpFin = 0x01, kTcpPsh = 0x08, kTcpCwr = 0x80;
+constexpr uint16_t kIpMf = 0x2000;
+
+bool is_ufo(GsoType t)
+{
+	return t == GsoType::ufo4 || t == GsoType::ufo6;
+}
+
+// Everything decided before the first byte is written.
+struct Plan {
+	Parsed p;
+	size_t nframes = 0;
+	size_t step = 0;		// payload bytes per segment, or datagram bytes per fragment
+	bool fragment = false;		// UFO that really fragments
+	size_t l2_out = 0;		// inner L2 length with inserted tags
+	size_t outer_len = 0;		// Geneve outer headers
+	size_t geneve_opt = 0;
+	bool geneve_critical = false;
+	// UFO
+	size_t frag_total = 0;		// fragmentable bytes (UFO4: UDP + payload)
+	size_t frag_prefix = 0;		// UFO6: extension headers after the unfragmentable part
+	std::array<std::byte, 40> v4_copied_opts{};
+	size_t v4_copied_len = 0;	// padded copied options for later fragments
+};
+
+GsoError check_geneve(const GeneveEncap &g, Plan &pl)
+{
+	size_t n = g.options.size();
+	if (n % 4 || n > 252 || g.vni >> 24)
+		return GsoError::bad_geneve;
+	for (size_t off = 0; off < n;) {
+		if (off + 4 > n)
+			return GsoError::bad_geneve;
+		uint8_t type = std::to_integer<uint8_t>(g.options[off + 2]);
+		size_t len = 4 + size_t{std::to_integer<uint8_t>(g.options[off + 3]) & 0x1fu} * 4;
+		if (off + len > n)
+			return GsoError::bad_geneve;
+		if (type & 0x80)
+			pl.geneve_critical = true;
+		off += len;
+	}
+	pl.geneve_opt = n;
+	return GsoError::ok;
+}
+
+// RFC 791: options with the copied flag go into every fragment.
+void build_copied_options(Plan &pl)
+{
+	const Parsed &p = pl.p;
+	const std::byte *o = p.hdr.data() + p.l3_off + 20;
+	size_t n = p.l3_len - 20, out = 0;
+	for (size_t i = 0; i < n;) {
+		uint8_t t = std::to_integer<uint8_t>(o[i]);
+		if (t == 0)
+			break;
+		if (t == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= n)
+			break;
+		size_t len = std::to_integer<uint8_t>(o[i + 1]);
+		if (len < 2 || i + len > n)
+			break;
+		if (t & 0x80) {
+			std::memcpy(pl.v4_copied_opts.data() + out, o + i, len);
+			out += len;
+		}
+		i += len;
+	}
+	while (out % 4)
+		pl.v4_copied_opts[out++] = std::byte{0};
+	pl.v4_copied_len = out;
+}
+
+size_t ip_hdr_len(const Plan &pl, size_t k)
+{
+	const Parsed &p = pl.p;
+	if (!pl.fragment)
+		return p.l3_len;
+	if (p.ipv6)
+		return p.ip6_unfrag_len + 8;
+	return k == 0 ? p.l3_len : 20 + pl.v4_copied_len;
+}
+
+// Headers and payload of frame k: inner header bytes, payload bytes.
+void frame_shape(const Plan &pl, size_t k, size_t &hdr, size_t &data)
+{
+	const Parsed &p = pl.p;
+	if (!pl.fragment) {
+		size_t off = k * pl.step;
+		data = p.payload_len - off < pl.step ? p.payload_len - off : pl.step;
+		if (pl.nframes == 1)
+			data = p.payload_len;
+		hdr = pl.l2_out + p.l3_len + p.l4_len;
+		return;
+	}
+	size_t off = k * pl.step;
+	data = pl.frag_total - off < pl.step ? pl.frag_total - off : pl.step;
+	hdr = pl.l2_out + ip_hdr_len(pl, k);
+}
+
+GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbufs, std::span<GsoFrame> out)
+{
+	Parsed &p = pl.p;
+	GsoError e = parse(in, p);
+	if (e != GsoError::ok)
+		return e;
+
+	bool tcp = p.l4_proto == kProtoTcp;
+	switch (req.type) {
+	case GsoType::none:
+		break;
+	case GsoType::tso4:
+	case GsoType::tso6:
+		if (!tcp || p.ipv6 != (req.type == GsoType::tso6))
+			return GsoError::unsupported;
+		break;
+	case GsoType::uso4:
+	case GsoType::uso6:
+	case GsoType::ufo4:
+	case GsoType::ufo6:
+		if (tcp || p.ipv6 != (req.type == GsoType::uso6 || req.type == GsoType::ufo6))
+			return GsoError::unsupported;
+		break;
+	}
+	if (req.ntags > 2 || (!req.geneve && req.ntags + p.l2_tags > 2))
+		return GsoError::too_many_tags;
+	if (req.type != GsoType::none && req.mss == 0)
+		return GsoError::mss_too_small;
+
+	pl.l2_out = p.l2_len + (req.geneve ? 0 : req.ntags * kVlanLen);
+	if (req.geneve) {
+		if ((e = check_geneve(*req.geneve, pl)) != GsoError::ok)
+			return e;
+		pl.outer_len = kMacLen + req.ntags * kVlanLen + 2 + (req.geneve->ipv6 ? 40 : 20) + 8 + kGeneveHdr +
+			       pl.geneve_opt;
+	}
+
+	if (is_ufo(req.type)) {
+		pl.frag_prefix = p.ipv6 ? p.l3_len - p.ip6_unfrag_len : 0;
+		pl.frag_total = pl.frag_prefix + 8 + p.payload_len;
+		if (pl.frag_total > req.mss) {
+			pl.fragment = true;
+			pl.step = req.mss & ~size_t{7};
+			// the first fragment must hold the whole UDP header
+			if (pl.step < pl.frag_prefix + 8)
+				return GsoError::mss_too_small;
+			pl.nframes = (pl.frag_total + pl.step - 1) / pl.step;
+			if (!p.ipv6)
+				build_copied_options(pl);
+		} else {
+			pl.nframes = 1;
+			pl.step = p.payload_len;
+		}
+	} else if (req.type == GsoType::none || p.payload_len <= req.mss) {
+		pl.nframes = 1;
+		pl.step = p.payload_len;
+	} else {
+		pl.step = req.mss;
+		pl.nframes = (p.payload_len + pl.step - 1) / pl.step;
+	}
+
+	if (pl.nframes > nbufs)
+		return GsoError::too_many_segments;
+	for (size_t k = 0; k < pl.nframes && !out.empty(); k++) {
+		size_t hdr, data;
+		frame_shape(pl, k, hdr, data);
+		if (pl.outer_len + hdr + data > out[k].cap || !out[k].data)
+			return out[k].cap < pl.outer_len + hdr + 1 ? GsoError::buffer_too_small : GsoError::mss_too_large;
+	}
+	return GsoError::ok;
+}
+
+int errno_of(GsoError e)
+{
+	switch (e) {
+	case GsoError::ok:
+		return 0;
+	case GsoError::unsupported:
+		return -ENOTSUP;
+	case GsoError::mss_too_small:
+	case GsoError::mss_too_large:
+		return -EMSGSIZE;
+	case GsoError::too_many_segments:
+	case GsoError::buffer_too_small:
+		return -ENOBUFS;
+	default:
+		return -EINVAL;
+	}
+}
+
+// Pseudo-header sum for an L4 length (RFC 793 / RFC 8200 8.1).
+uint32_t pseudo_sum(const std::byte *ip, bool ipv6, uint8_t proto, size_t l4_len)
+{
+	uint32_t s = ipv6 ? csum_partial(ip + 8, 32) : csum_partial(ip + 12, 8);
+	return csum_fold16(uint64_t{s} + proto + (l4_len & 0xffff) + (l4_len >> 16));
+}
+
+void ipv4_fix_csum(std::byte *ip, size_t ihl)
+{
+	st16(ip + 10, 0);
+	st16(ip + 10, csum_finish(csum_partial(ip, ihl)));
+}
+
+// MACs, inserted tags, the rest of the input's L2. Returns bytes written.
+size_t write_l2(const Plan &pl, const GsoRequest &req, std::byte *f)
+{
+	const Parsed &p = pl.p;
+	std::memcpy(f, p.hdr.data(), kMacLen);
+	size_t off = kMacLen;
+	if (!req.geneve) {
+		for (unsigned t = 0; t < req.ntags; t++) {
+			const GsoVlanTag &tag = req.tags[t];
+			st16(f + off, tag.tpid);
+			st16(f + off + 2, static_cast<uint16_t>((tag.pcp & 7) << 13 | (tag.dei ? 1 : 0) << 12 |
+								 (tag.vid & 0x0fff)));
+			off += kVlanLen;
+		}
+	}
+	std::memcpy(f + off, p.hdr.data() + kMacLen, p.l2_len - kMacLen);
+	return off + p.l2_len - kMacLen;
+}
+
+// Geneve outer headers in front of an inner frame of inner_len bytes whose
+// bytes sum (from its start) to inner_sum. k numbers the frame.
+void write_geneve(const Plan &pl, const GsoRequest &req, std::byte *o, size_t inner_len, uint32_t inner_sum,
+		  size_t k, uint32_t hash)
+{
+	const GeneveEncap &g = *req.geneve;
+	std::memcpy(o, g.dst_mac.b.data(), 6);
+	std::memcpy(o + 6, g.src_mac.b.data(), 6);
+	size_t off = kMacLen;
+	for (unsigned t = 0; t < req.ntags; t++) {
+		const GsoVlanTag &tag = req.tags[t];
+		st16(o + off, tag.tpid);
+		st16(o + off + 2,
+		     static_cast<uint16_t>((tag.pcp & 7) << 13 | (tag.dei ? 1 : 0) << 12 | (tag.vid & 0x0fff)));
+		off += kVlanLen;
+	}
+	st16(o + off, g.ipv6 ? kEthIpv6 : kEthIpv4);
+	off += 2;
+	std::byte *ip = o + off;
+	size_t gen_len = kGeneveHdr + pl.geneve_opt;
+	size_t udp_len = 8 + gen_len + inner_len;
+	if (g.ipv6) {
+		st32(ip, 0x60000000u);
+		st16(ip + 4, static_cast<uint16_t>(udp_len));
+		ip[6] = std::byte{kProtoUdp};
+		ip[7] = std::byte{g.ttl};
+		std::memcpy(ip + 8, g.src_ip.data(), 16);
+		std::memcpy(ip + 24, g.dst_ip.data(), 16);
+		off += 40;
+	} else {
+		ip[0] = std::byte{0x45};
+		ip[1] = std::byte{0};
+		st16(ip + 2, static_cast<uint16_t>(20 + udp_len));
+		st16(ip + 4, static_cast<uint16_t>(hash + k));
+		st16(ip + 6, 0);
+		ip[8] = std::byte{g.ttl};
+		ip[9] = std::byte{kProtoUdp};
+		std::memcpy(ip + 12, g.src_ip.data(), 4);
+		std::memcpy(ip + 16, g.dst_ip.data(), 4);
+		ipv4_fix_csum(ip, 20);
+		off += 20;
+	}
+	std::byte *udp = o + off;
+	// source port from the inner flow: entropy for ECMP/RSS, as udp_flow_src_port
+	st16(udp, static_cast<uint16_t>(49152 + (hash % 16384)));
+	st16(udp + 2, g.dst_port);
+	st16(udp + 4, static_cast<uint16_t>(udp_len));
+	st16(udp + 6, 0);
+	std::byte *gh = udp + 8;
+	gh[0] = std::byte(static_cast<uint8_t>(pl.geneve_opt / 4));
+	gh[1] = std::byte{static_cast<uint8_t>(pl.geneve_critical ? 0x40 : 0)};
+	st16(gh + 2, kEthTeb);
+	st32(gh + 4, g.vni << 8);
+	if (pl.geneve_opt)
+		std::memcpy(gh + kGeneveHdr, g.options.data(), pl.geneve_opt);
+	if (g.udp_csum) {
+		uint32_t s = pseudo_sum(ip, g.ipv6, kProtoUdp, udp_len);
+		s = csum_add(s, csum_partial(udp, 8 + gen_len));
+		s = csum_add(s, inner_sum, 8 + gen_len);
+		uint16_t c = csum_finish(s);
+		st16(udp + 6, c ? c : 0xffff);
+	}
+}
+
+} // namespace
+
+int gso_count(std::span<const std::span<const std::byte>> input, const GsoRequest &req, GsoError *why) noexcept
+{
+	Input in(input);
+	Plan pl;
+	GsoError e = make_plan(in, req, pl, SIZE_MAX, {});
+	if (why)
+		*why = e;
+	return e == GsoError::ok ? static_cast<int>(pl.nframes) : errno_of(e);
+}
+
+int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequest &req, std::span<GsoFrame> out,
+		GsoError *why) noexcept
+{
+	Input in(input);
+	Plan pl;
+	GsoError e = make_plan(in, req, pl, out.size(), out);
+	if (why)
+		*why = e;
+	if (e != GsoError::ok)
+		return errno_of(e);
+
+	const Parsed &p = pl.p;
+	const bool partial = req.csum == CsumMode::tx_metadata && !pl.fragment;
+	const bool tcp = p.l4_proto == kProtoTcp;
+	const size_t check_off = tcp ? 16 : 6;
+	const uint32_t hash = req.geneve || (pl.fragment && p.ipv6) ? flow_hash(p) : 0;
+	// the payload sum is needed unless the NIC does the L4 checksum and no
+	// outer checksum depends on it
+	const bool want_sum = !partial || (req.geneve && req.geneve->udp_csum);
+	const uint16_t id0 = p.ipv6 ? 0 : ld16(p.hdr.data() + p.l3_off + 4);
+	const uint32_t seq0 = tcp ? ld32(p.hdr.data() + p.l4_off + 4) : 0;
+
+	// UFO: the UDP checksum covers every fragment; patched into the first at the end
+	uint32_t ufo_sum = 0;
+	std::byte *ufo_udp = nullptr;
+
+	for (size_t k = 0; k < pl.nframes; k++) {
+		GsoFrame &fr = out[k];
+		size_t hdr_len, data_len;
+		frame_shape(pl, k, hdr_len, data_len);
+		std::byte *f = fr.data + pl.outer_len;
+		size_t h = write_l2(pl, req, f);
+		std::byte *ip = f + h;
+		const bool last = k + 1 == pl.nframes;
+		uint32_t psum = 0;
+
+		if (!pl.fragment) {
+			std::memcpy(ip, p.hdr.data() + p.l3_off, p.l3_len + p.l4_len);
+			std::byte *l4 = ip + p.l3_len;
+			std::byte *pl_dst = l4 + p.l4_len;
+			psum = in.copy(pl_dst, p.payload_off + k * pl.step, data_len, want_sum);
+			size_t l4_total = p.l4_len + data_len;
+			if (p.ipv6) {
+				st16(ip + 4, static_cast<uint16_t>(p.l3_len - 40 + l4_total));
+			} else {
+				st16(ip + 2, static_cast<uint16_t>(p.l3_len + l4_total));
+				if (!req.fixed_ipid && pl.nframes > 1)
+					st16(ip + 4, static_cast<uint16_t>(id0 + k));
+				ipv4_fix_csum(ip, p.l3_len);
+			}
+			if (tcp) {
+				st32(l4 + 4, static_cast<uint32_t>(seq0 + k * pl.step));
+				uint8_t fl = std::to_integer<uint8_t>(l4[13]);
+				if (!last)
+					fl &= static_cast<uint8_t>(~(kTcpFin | kTcpPsh));
+				if (k)
+					fl &= static_cast<uint8_t>(~kTcpCwr);
+				l4[13] = std::byte{fl};
+			} else {
+				st16(l4 + 4, static_cast<uint16_t>(l4_total));
+			}
+			st16(l4 + check_off, 0);
+			uint32_t ps = pseudo_sum(ip, p.ipv6, p.l4_proto, l4_total);
+			if (partial) {
+				st16(l4 + check_off, csum_fold16(ps));
+				fr.csum_partial = true;
+				fr.csum_start = static_cast<uint16_t>(l4 - fr.data);
+				fr.csum_offset = static_cast<uint16_t>(check_off);
+			} else {
+				uint32_t s = csum_add(ps, csum_partial(l4, p.l4_len));
+				uint16_t c = csum_finish(csum_add(s, psum, p.l4_len));
+				st16(l4 + check_off, !tcp && c == 0 ? 0xffff : c);
+				fr.csum_partial = false;
+			}
+		} else {
+			// RFC 791 / RFC 8200 fragment k of the UDP datagram
+			size_t doff = k * pl.step; // offset in the fragmentable part
+			size_t ihl = ip_hdr_len(pl, k);
+			std::byte *data = ip + ihl;
+			size_t pos = 0; // bytes of this fragment written
+			if (!p.ipv6) {
+				if (k == 0) {
+					std::memcpy(ip, p.hdr.data() + p.l3_off, p.l3_len);
+				} else {
+					std::memcpy(ip, p.hdr.data() + p.l3_off, 20);
+					std::memcpy(ip + 20, pl.v4_copied_opts.data(), pl.v4_copied_len);
+					ip[0] = std::byte(static_cast<uint8_t>(0x40 | ihl / 4));
+				}
+				st16(ip + 2, static_cast<uint16_t>(ihl + data_len));
+				st16(ip + 6, static_cast<uint16_t>(doff / 8 | (last ? 0 : kIpMf)));
+				ipv4_fix_csum(ip, ihl);
+			} else {
+				size_t unfrag = p.ip6_unfrag_len;
+				std::memcpy(ip, p.hdr.data() + p.l3_off, unfrag);
+				size_t next_rel = p.ip6_unfrag_next_off - p.l3_off;
+				std::byte orig_next = p.hdr[p.ip6_unfrag_next_off];
+				ip[next_rel] = std::byte{kProtoFrag};
+				st16(ip + 4, static_cast<uint16_t>(unfrag - 40 + 8 + data_len));
+				std::byte *fh = ip + unfrag;
+				fh[0] = orig_next;
+				fh[1] = std::byte{0};
+				st16(fh + 2, static_cast<uint16_t>(doff | (last ? 0 : 1)));
+				st32(fh + 4, req.ipv6_frag_id ? req.ipv6_frag_id : (hash | 1));
+			}
+			// fragmentable part: [ext headers (UFO6)] [UDP header] [payload]
+			size_t udp_at = pl.frag_prefix;
+			while (pos < data_len) {
+				size_t at = doff + pos;
+				if (at < udp_at + 8) {
+					// headers: the first fragment holds them whole (checked in the plan)
+					size_t n = udp_at + 8 - at;
+					std::memcpy(data + pos, p.hdr.data() + p.l3_off + p.ip6_unfrag_len + at, n);
+					if (at <= udp_at) {
+						std::byte *udp = data + pos + (udp_at - at);
+						st16(udp + 4, static_cast<uint16_t>(8 + p.payload_len));
+						st16(udp + 6, 0);
+						ufo_udp = udp;
+						ufo_sum = csum_add(ufo_sum, csum_partial(udp, 8));
+					}
+					pos += n;
+					continue;
+				}
+				size_t poff = at - udp_at - 8; // payload offset
+				size_t n = data_len - pos;
+				uint32_t s = in.copy(data + pos, p.payload_off + poff, n, true);
+				ufo_sum = csum_add(ufo_sum, s, 8 + poff);
+				psum = csum_add(psum, s, pos);
+				pos += n;
+			}
+		}
+
+		size_t inner_len = hdr_len + data_len;
+		if (req.geneve) {
+			uint32_t inner_sum = 0;
+			if (req.geneve->udp_csum) {
+				size_t payload_at = hdr_len; // the frame's data follows its headers
+				uint32_t hs = csum_partial(f, payload_at);
+				if (partial) {
+					// local checksum offload: once the NIC fills the inner L4
+					// checksum, that region sums to ~pseudo
+					size_t l4_at = pl.l2_out + p.l3_len;
+					uint16_t ps = ld16(f + l4_at + check_off);
+					hs = csum_partial(f, l4_at);
+					inner_sum = csum_add(hs, static_cast<uint16_t>(~ps), l4_at);
+				} else {
+					inner_sum = csum_add(hs, psum, payload_at);
+				}
+			}
+			write_geneve(pl, req, fr.data, inner_len, inner_sum, k, hash);
+		}
+		fr.len = static_cast<uint32_t>(pl.outer_len + inner_len);
+	}
+
+	if (pl.fragment && ufo_udp) {
+		const std::byte *ip0 = out[0].data + pl.outer_len + pl.l2_out;
+		uint32_t s = csum_add(pseudo_sum(ip0, p.ipv6, kProtoUdp, 8 + p.payload_len), ufo_sum);
+		uint16_t c = csum_finish(s);
+		st16(ufo_udp + 6, c ? c : 0xffff);
+		// with Geneve and an outer checksum, frame 0's outer sum covered a zero here
+		if (req.geneve && req.geneve->udp_csum) {
+			GsoFrame &f0 = out[0];
+			size_t hdr_len, data_len;
+			frame_shape(pl, 0, hdr_len, data_len);
+			std::byte *f = f0.data + pl.outer_len;
+			uint32_t inner_sum = csum_partial(f, hdr_len + data_len);
+			write_geneve(pl, req, f0.data, hdr_len + data_len, inner_sum, 0, hash);
+		}
+	}
+	return static_cast<int>(pl.nframes);
+}
+
+} // namespace xoffload

@@ -1,0 +1,102 @@
+// Shared pieces of the segmentation engine: the parsed super-packet, the
+// input cursor over a list of spans, and big-endian field access.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "xoffload/csum.hpp"
+#include "xoffload/gso.hpp"
+
+namespace xoffload::gso_detail {
+
+inline constexpr size_t kMaxHdr = 512;	// L2 + L3 + L4 headers we accept
+inline constexpr size_t kMacLen = 12;
+inline constexpr size_t kVlanLen = 4;
+inline constexpr size_t kGeneveHdr = 8;
+inline constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86DD, kEthTeb = 0x6558;
+inline constexpr uint8_t kProtoTcp = 6, kProtoUdp = 17, kProtoFrag = 44;
+
+inline uint16_t ld16(const std::byte *p) noexcept
+{
+	return static_cast<uint16_t>(std::to_integer<uint16_t>(p[0]) << 8 | std::to_integer<uint16_t>(p[1]));
+}
+inline uint32_t ld32(const std::byte *p) noexcept
+{
+	return uint32_t{ld16(p)} << 16 | ld16(p + 2);
+}
+inline void st16(std::byte *p, uint16_t v) noexcept
+{
+	p[0] = std::byte(v >> 8);
+	p[1] = std::byte(v & 0xff);
+}
+inline void st32(std::byte *p, uint32_t v) noexcept
+{
+	st16(p, static_cast<uint16_t>(v >> 16));
+	st16(p + 2, static_cast<uint16_t>(v));
+}
+
+// Reads a list of spans as one byte string.
+class Input {
+public:
+	explicit Input(std::span<const std::span<const std::byte>> spans) noexcept : spans_(spans)
+	{
+		for (auto s : spans)
+			total_ += s.size();
+	}
+	size_t size() const noexcept { return total_; }
+
+	// Copies [off, off+len) into dst; returns the partial checksum of the
+	// copied bytes as if they started at an even offset. off+len <= size().
+	uint32_t copy(std::byte *dst, size_t off, size_t len, bool with_csum) const noexcept
+	{
+		uint32_t sum = 0;
+		size_t done = 0;
+		for (auto s : spans_) {
+			if (off >= s.size()) {
+				off -= s.size();
+				continue;
+			}
+			size_t n = s.size() - off < len - done ? s.size() - off : len - done;
+			if (with_csum)
+				sum = csum_add(sum, csum_copy(dst + done, s.data() + off, n), done);
+			else
+				std::memcpy(dst + done, s.data() + off, n);
+			done += n;
+			off = 0;
+			if (done == len)
+				break;
+		}
+		return sum;
+	}
+
+private:
+	std::span<const std::span<const std::byte>> spans_;
+	size_t total_ = 0;
+};
+
+// The super-packet's headers, copied out and located.
+struct Parsed {
+	std::array<std::byte, kMaxHdr> hdr;	// first hdr_len bytes of the input
+	size_t hdr_len = 0;			// = payload_off
+	size_t l2_len = 0;			// MACs + existing tags + ethertype
+	unsigned l2_tags = 0;
+	bool ipv6 = false;
+	size_t l3_off = 0, l3_len = 0;		// IPv4 ihl*4; IPv6 40 + extension headers
+	uint8_t l4_proto = 0;
+	size_t l4_off = 0, l4_len = 0;
+	size_t payload_off = 0, payload_len = 0;
+	// IPv6: unfragmentable part (from l3_off) and the byte naming what follows it
+	size_t ip6_unfrag_len = 0;
+	size_t ip6_unfrag_next_off = 0;		// offset in hdr of that next-header byte
+};
+
+GsoError parse(const Input &in, Parsed &p) noexcept;
+
+// 16-bit flow hash of the inner 5-tuple (outer UDP source port, IPv6 frag id).
+uint32_t flow_hash(const Parsed &p) noexcept;
+
+} // namespace xoffload::gso_detail
