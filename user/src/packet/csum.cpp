@@ -120,7 +120,7 @@ __attribute__((target("avx2"))) uint32_t avx2_copy(void *dst, const void *src, s
 	}
 	acc += hsum_epi32(lo) + hsum_epi32(hi);
 	uint32_t head = fold_native64(acc);
-	return scalar_copy(d + i, s + i, len - i, csum_add(sum, head), copy);
+	return scalar_copy(copy ? d + i : nullptr, s + i, len - i, csum_add(sum, head), copy);
 }
 
 // GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own
@@ -164,7 +164,7 @@ __attribute__((target("avx512f,avx512bw"))) uint32_t avx512_copy(void *dst, cons
 	}
 	acc += hsum512(lo) + hsum512(hi);
 	uint32_t head = fold_native64(acc);
-	return scalar_copy(d + i, s + i, len - i, csum_add(sum, head), copy);
+	return scalar_copy(copy ? d + i : nullptr, s + i, len - i, csum_add(sum, head), copy);
 }
 #pragma GCC diagnostic pop
 
