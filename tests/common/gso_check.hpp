@@ -286,6 +286,8 @@ inline std::string check(const Bytes &input, const xoffload::GsoRequest &req, st
 		parse_frame(f0.data(), f0.size(), inner0, v0);
 		if (!csum_ok(pseudo(f0.data(), v0, 17, udp.size()) + sum_bytes(udp.data(), udp.size())))
 			return "reassembled UDP checksum";
+		if (!std::equal(udp.begin(), udp.begin() + 4, want.begin()))
+			return "reassembled UDP ports differ";
 		if (!std::equal(udp.begin() + 8, udp.end(), want.begin() + 8))
 			return "reassembled payload differs";
 		return "";

@@ -451,12 +451,13 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 			}
 			// fragmentable part: [ext headers (UFO6)] [UDP header] [payload]
 			size_t udp_at = pl.frag_prefix;
+			size_t unfrag_len = p.ipv6 ? p.ip6_unfrag_len : p.l3_len;
 			while (pos < data_len) {
 				size_t at = doff + pos;
 				if (at < udp_at + 8) {
 					// headers: the first fragment holds them whole (checked in the plan)
 					size_t n = udp_at + 8 - at;
-					std::memcpy(data + pos, p.hdr.data() + p.l3_off + p.ip6_unfrag_len + at, n);
+					std::memcpy(data + pos, p.hdr.data() + p.l3_off + unfrag_len + at, n);
 					if (at <= udp_at) {
 						std::byte *udp = data + pos + (udp_at - at);
 						st16(udp + 4, static_cast<uint16_t>(8 + p.payload_len));
