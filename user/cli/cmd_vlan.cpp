@@ -129,6 +129,8 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 		for (unsigned r = 0; r < XO_VLAN_CNT_MAX; r++) {
 			uint64_t p = c.v[h][r].packets - (prev ? prev->v[h][r].packets : 0);
 			uint64_t b = c.v[h][r].bytes - (prev ? prev->v[h][r].bytes : 0);
+			if (!p && !g.verbose)
+				continue; // reasons that never happened: -v or --json shows them
 			if (prev && dt > 0)
 				std::printf("  %-22s %12.0f pps %14.0f bps\n", vlan_counter_name(r),
 					    static_cast<double>(p) / dt, static_cast<double>(b) * 8 / dt);

@@ -35,6 +35,16 @@ int print_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
+// Load failures come from the verifier or from missing privileges; libbpf's
+// output (the verifier log) is shown only with -vv.
+Error load_error(std::string what, int err)
+{
+	Error e = errno_error(std::move(what), err);
+	if (g_verbosity < 2)
+		e.msg += " (-vv shows the libbpf/verifier log)";
+	return e;
+}
+
 struct XdpSkelDel {
 	void operator()(xdp_vlan_bpf *s) const { xdp_vlan_bpf__destroy(s); }
 };
@@ -164,7 +174,7 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, XdpMode mode, const std::string
 			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
 		if (err == -EEXIST || err == -EBUSY)
 			return runtime_error(why + ": another XDP program holds the interface in a mode that cannot be shared", -err);
-		return errno_error(why, err);
+		return load_error(why, err);
 	}
 	AttachInfo info{Hook::xdp, mode, xdp_program__id(prog.get()), prog_names().xdp};
 	info.run_prio = xdp_program__run_prio(prog.get());
@@ -188,7 +198,7 @@ Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 	bpf_program *other = h == Hook::tc_ingress ? skel->progs.tc_vlan_egress : skel->progs.tc_vlan_ingress;
 	bpf_program__set_autoload(other, false);
 	if ((err = tc_vlan_bpf__load(skel.get())))
-		return errno_error("load tc_vlan", err);
+		return load_error("load tc_vlan", err);
 	LIBBPF_OPTS(bpf_tc_opts, to, .prog_fd = bpf_program__fd(want), .handle = kTcHandle,
 		    .priority = kTcPriority);
 	if ((err = bpf_tc_attach(&hook, &to)))

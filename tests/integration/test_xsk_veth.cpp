@@ -1,0 +1,443 @@
+// AF_XDP engine on veth pairs in fresh namespaces: offload-tool send/recv
+// exact counts and bytes (sizes, VLAN, multi-queue, TX-metadata checksum),
+// pcap round trip, SIGINT cleanup, "queue in use", and the UMEM frame
+// accounting over 1M frames with small rings (in-process, library API).
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <regex>
+#include <thread>
+
+#include "packet_builder.hpp"
+#include "testbed.hpp"
+#include "xoffload/fd.hpp"
+#include "xoffload/netdev.hpp"
+#include "xoffload/pcap.hpp"
+#include "xoffload/xsk.hpp"
+#include "xoffload/xsk_prog.hpp"
+
+namespace xoffload::test {
+namespace {
+
+constexpr double kTimeout = 30;
+
+// Crude JSON field access for the tool's one-line summaries.
+std::optional<uint64_t> json_u64(const std::string &js, const std::string &key)
+{
+	std::smatch m;
+	std::regex re("\"" + key + "\":([0-9]+)");
+	if (!std::regex_search(js, m, re))
+		return std::nullopt;
+	return std::stoull(m[1]);
+}
+
+std::string last_line(const std::string &s)
+{
+	size_t end = s.find_last_not_of('\n');
+	if (end == std::string::npos)
+		return {};
+	size_t start = s.rfind('\n', end);
+	return s.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+}
+
+// Runs the calling thread in a netns for its scope.
+class InNetns {
+public:
+	explicit InNetns(const std::string &ns)
+	{
+		orig_.reset(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+		UniqueFd fd(::open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC));
+		ok_ = orig_.valid() && fd.valid() && setns(fd.get(), CLONE_NEWNET) == 0;
+	}
+	~InNetns()
+	{
+		if (orig_.valid())
+			(void)setns(orig_.get(), CLONE_NEWNET);
+	}
+	bool ok() const { return ok_; }
+
+private:
+	UniqueFd orig_;
+	bool ok_ = false;
+};
+
+class XskVeth : public TestbedTest {
+protected:
+	void SetUp() override
+	{
+		TestbedTest::SetUp();
+		if (IsSkipped())
+			return;
+		tool_ = env_or_empty("XO_TOOL");
+		ASSERT_FALSE(tool_.empty()) << "XO_TOOL must be set (run through ctest)";
+		char tmpl[] = "/tmp/xo-xsk-XXXXXX";
+		ASSERT_NE(mkdtemp(tmpl), nullptr);
+		tmp_ = tmpl;
+	}
+	void TearDown() override
+	{
+		if (!tmp_.empty())
+			(void)run_cmd({"rm", "-rf", tmp_}, 10);
+		TestbedTest::TearDown();
+	}
+
+	std::vector<std::string> tool(const std::string &ns, std::vector<std::string> args) const
+	{
+		std::vector<std::string> v{tool_, "--json", "-n", ns};
+		v.insert(v.end(), args.begin(), args.end());
+		return v;
+	}
+	std::vector<std::string> send_args(std::vector<std::string> extra) const
+	{
+		std::vector<std::string> v{"send", tb_->if_a(), "--dst-mac", "02:00:00:00:00:0b", "--src-ip",
+					   "198.18.0.1", "--dst-ip", "198.18.0.2", "--interval", "0"};
+		v.insert(v.end(), extra.begin(), extra.end());
+		return v;
+	}
+	bool xdp_attached(const std::string &ns, const std::string &ifname) const
+	{
+		CmdResult r = run_cmd({"ip", "-n", ns, "link", "show", "dev", ifname}, 10);
+		return r.out.find("prog/xdp") != std::string::npos;
+	}
+	// Waits for recv to have attached xdp_xsk (its sockets are in the map first).
+	bool wait_attached(const std::string &ns, const std::string &ifname) const
+	{
+		for (int i = 0; i < 100; i++) {
+			if (xdp_attached(ns, ifname)) {
+				std::this_thread::sleep_for(std::chrono::milliseconds(200));
+				return true;
+			}
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		}
+		return false;
+	}
+
+	std::string tool_, tmp_;
+};
+
+struct Case {
+	const char *name;
+	uint32_t size;
+	std::vector<uint16_t> vids;
+	bool tcp = false;
+	bool tx_csum = false;
+};
+
+Bytes expected_frame(const Case &c)
+{
+	PacketBuilder b;
+	b.eth(kMacB, kMacA);
+	if (c.vids.size() == 2)
+		b.vlan(kTpid8021AD, c.vids[0]).vlan(kTpid8021Q, c.vids[1]);
+	else if (c.vids.size() == 1)
+		b.vlan(kTpid8021Q, c.vids[0]);
+	b.ipv4(kIpA, kIpB);
+	size_t hdrs = kEthHdrLen + kVlanHdrLen * c.vids.size() + 20 + (c.tcp ? 20 : 8);
+	if (c.tcp)
+		b.tcp(kPortA, kPortB);
+	else
+		b.udp(kPortA, kPortB);
+	b.payload(c.size - hdrs);
+	return b.build();
+}
+
+std::string vid_arg(const std::vector<uint16_t> &v)
+{
+	std::string s;
+	for (auto x : v)
+		s += (s.empty() ? "" : ",") + std::to_string(x);
+	return s;
+}
+
+// send exactly N frames of several shapes; recv gets exactly N, byte-exact,
+// and its pcap reads back with libpcap.
+TEST_F(XskVeth, SendRecvExactCountAndBytes)
+{
+	const Case cases[] = {
+		{"64B untagged", 64, {}},
+		{"1514B untagged", 1514, {}},
+		{"128B 802.1Q", 128, {100}},
+		{"512B QinQ", 512, {100, 200}},
+		{"256B TCP", 256, {}, true},
+		{"300B UDP csum by TX metadata", 300, {7}, false, true},
+	};
+	const unsigned n = 1000;
+	for (const Case &c : cases) {
+		SCOPED_TRACE(c.name);
+		std::string pcap = tmp_ + "/rx.pcap";
+		BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", "1", "--duration", "15", "--interval", "0",
+						    "--pcap", pcap}));
+		ASSERT_TRUE(rx.started());
+		ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b())) << "recv never attached xdp_xsk";
+		std::vector<std::string> extra{"--count", std::to_string(n), "--size", std::to_string(c.size),
+					       "--src-port", std::to_string(kPortA), "--dst-port", std::to_string(kPortB)};
+		if (!c.vids.empty())
+			extra.insert(extra.end(), {"--vlan", vid_arg(c.vids)});
+		if (c.tcp)
+			extra.insert(extra.end(), {"--proto", "tcp"});
+		if (c.tx_csum)
+			extra.push_back("--tx-csum");
+		CmdResult tx = run_cmd(tool(tb_->ns_a(), send_args(extra)), kTimeout);
+		ASSERT_TRUE(tx.ok()) << tx.describe();
+		std::string txs = last_line(tx.out);
+		EXPECT_EQ(json_u64(txs, "completed"), n) << txs;
+		EXPECT_NE(txs.find("\"consistent\":true"), std::string::npos) << txs;
+
+		CmdResult r = rx.wait(20);
+		ASSERT_TRUE(r.ok()) << r.describe();
+		std::string rxs = last_line(r.out);
+		EXPECT_EQ(json_u64(rxs, "packets"), n) << rxs;
+		EXPECT_EQ(json_u64(rxs, "redirected"), n) << rxs;
+		EXPECT_EQ(json_u64(rxs, "bytes"), uint64_t{n} * c.size) << rxs;
+		EXPECT_NE(rxs.find("\"consistent\":true"), std::string::npos) << rxs;
+		EXPECT_FALSE(xdp_attached(tb_->ns_b(), tb_->if_b())) << "recv left xdp_xsk attached";
+
+		auto frames = pcap_read_all(pcap);
+		ASSERT_TRUE(frames.ok()) << frames.error().msg;
+		ASSERT_EQ(frames->size(), n);
+		Bytes want = expected_frame(c);
+		size_t bad = 0;
+		for (const auto &f : *frames)
+			bad += f != want;
+		EXPECT_EQ(bad, 0u) << "first frame:\n" << hexdump((*frames)[0]) << "want:\n" << hexdump(want);
+	}
+}
+
+class XskVeth2Q : public XskVeth {
+protected:
+	Testbed::Options testbed_options() const override
+	{
+		Testbed::Options o;
+		o.queues = 2;
+		return o;
+	}
+};
+
+// One socket per queue over one shared UMEM on both ends: each queue's
+// frames land on the peer's same queue.
+TEST_F(XskVeth2Q, MultiQueueSharedUmem)
+{
+	const unsigned n = 4000;
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--queues", "2", "--idle", "1", "--duration", "15",
+					    "--interval", "0"}));
+	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b()));
+	CmdResult tx = run_cmd(tool(tb_->ns_a(), send_args({"--queues", "2", "--count", std::to_string(n)})), kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	EXPECT_EQ(json_u64(last_line(tx.out), "completed"), n);
+	CmdResult r = rx.wait(20);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	std::string s = last_line(r.out);
+	EXPECT_EQ(json_u64(s, "packets"), n) << s;
+	// Per-queue entries, in queue order: both queues carried traffic.
+	std::regex re("\"queue\":([0-9]+),\"rx_packets\":([0-9]+)");
+	uint64_t total = 0;
+	unsigned queues = 0;
+	for (std::sregex_iterator it(s.begin(), s.end(), re), end; it != end; ++it) {
+		uint64_t p = std::stoull((*it)[2]);
+		EXPECT_GT(p, 0u) << "queue " << (*it)[1] << " got nothing: " << s;
+		total += p;
+		queues++;
+	}
+	EXPECT_EQ(queues, 2u) << s;
+	EXPECT_EQ(total, n);
+}
+
+// Ctrl-C: summary printed, exit 0, program detached, no pins left.
+TEST_F(XskVeth, SigintLeavesNothingBehind)
+{
+	CmdResult r = run_cmd({"timeout", "--preserve-status", "-s", "INT", "1.5", tool_, "--json", "-n", tb_->ns_b(), "recv", tb_->if_b(),
+			       "--duration", "30", "--interval", "0"},
+			      kTimeout);
+	EXPECT_EQ(r.exit_code, 0) << r.describe();
+	EXPECT_NE(r.out.find("\"interrupted\":true"), std::string::npos) << r.out;
+	EXPECT_FALSE(xdp_attached(tb_->ns_b(), tb_->if_b())) << "xdp_xsk still attached after SIGINT";
+	EXPECT_FALSE(path_exists(std::string(kBpffsRoot) + "/xoffload/" + tb_->if_b() + "@" + tb_->ns_b()));
+
+	CmdResult s = run_cmd({"timeout", "--preserve-status", "-s", "INT", "1", tool_, "--json", "-n", tb_->ns_a(), "send", tb_->if_a(),
+			       "--dst-mac", "02:00:00:00:00:0b", "--src-ip", "198.18.0.1", "--dst-ip", "198.18.0.2",
+			       "--duration", "30", "--interval", "0"},
+			      kTimeout);
+	EXPECT_EQ(s.exit_code, 0) << s.describe();
+	std::string line = last_line(s.out);
+	EXPECT_NE(line.find("\"interrupted\":true"), std::string::npos) << line;
+	EXPECT_EQ(json_u64(line, "submitted"), json_u64(line, "completed")) << line;
+	// The queue is free again.
+	CmdResult again = run_cmd(tool(tb_->ns_a(), send_args({"--count", "10"})), kTimeout);
+	EXPECT_TRUE(again.ok()) << again.describe();
+}
+
+// A second send on a queue already in use fails clearly (exit 1).
+TEST_F(XskVeth, SecondSendOnSameQueueIsRefused)
+{
+	BackgroundCmd first(tool(tb_->ns_a(), send_args({"--duration", "4", "--rate", "10000"})));
+	ASSERT_TRUE(first.started());
+	std::this_thread::sleep_for(std::chrono::milliseconds(500));
+	CmdResult second = run_cmd(tool(tb_->ns_a(), send_args({"--count", "10"})), kTimeout);
+	EXPECT_EQ(second.exit_code, 1) << second.describe();
+	EXPECT_NE(second.err.find("already in use"), std::string::npos) << second.err;
+	CmdResult r = first.wait(10);
+	EXPECT_TRUE(r.ok()) << r.describe();
+
+	// And a second recv while one runs.
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--duration", "3", "--interval", "0"}));
+	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b()));
+	CmdResult rx2 = run_cmd(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--duration", "1"}), kTimeout);
+	EXPECT_EQ(rx2.exit_code, 1) << rx2.describe();
+	EXPECT_NE(rx2.err.find("already in use"), std::string::npos) << rx2.err;
+	EXPECT_TRUE(rx.wait(10).ok());
+}
+
+TEST_F(XskVeth, UsageErrors)
+{
+	const std::vector<std::vector<std::string>> bad = {
+		send_args({"--queue", "0", "--queues", "2"}),
+		send_args({"--size", "20"}),
+		send_args({"--vlan", "5000"}),
+		{"send", tb_->if_a(), "--dst-mac", "zz", "--src-ip", "198.18.0.1", "--dst-ip", "198.18.0.2"},
+		{"send", tb_->if_a(), "--dst-mac", "02:00:00:00:00:0b", "--src-ip", "198.18.0.1", "--dst-ip", "2001:db8::1"},
+		{"recv", tb_->if_b(), "--xdp-mode", "hw"},
+		{"recv", "no-such-if0"},
+	};
+	for (const auto &args : bad) {
+		CmdResult r = run_cmd(tool(tb_->ns_b(), args), kTimeout);
+		EXPECT_EQ(r.exit_code, 2) << join_cmd(args) << ": " << r.describe();
+	}
+}
+
+// 1M frames through small rings (64 entries, 128 frames per socket) with
+// the receiver deliberately slow: TX ring full, RX ring full and fill ring
+// empty all happen, and every frame stays accounted for throughout.
+TEST_F(XskVeth, FrameAccountingOneMillionFrames)
+{
+	using namespace xsk;
+	constexpr uint64_t kFramesToSend = 1'000'000;
+	std::optional<XskProgram> prog;
+	std::optional<Umem> rx_umem, tx_umem;
+	std::optional<XskSocket> rx, tx;
+	{
+		InNetns in(tb_->ns_b());
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(tb_->if_b());
+		ASSERT_TRUE(dev.ok());
+		auto u = Umem::create({128, 2048, 0, false});
+		ASSERT_TRUE(u.ok()) << u.error().msg;
+		rx_umem.emplace(std::move(*u));
+		SocketConfig sc;
+		sc.frames = 128;
+		sc.fill_size = sc.comp_size = 64;
+		sc.rx_size = 32;	// smaller than fill: the RX ring can overflow too
+		sc.tx_size = 0;
+		auto s = XskSocket::create(*rx_umem, *dev, sc);
+		ASSERT_TRUE(s.ok()) << s.error().msg;
+		rx.emplace(std::move(*s));
+		auto p = XskProgram::attach(*dev, XdpMode::native, {});
+		ASSERT_TRUE(p.ok()) << p.error().msg;
+		prog.emplace(std::move(*p));
+		ASSERT_TRUE(prog->add_socket(0, rx->fd()).ok());
+	}
+	{
+		InNetns in(tb_->ns_a());
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(tb_->if_a());
+		ASSERT_TRUE(dev.ok());
+		auto u = Umem::create({128, 2048, 0, true});
+		ASSERT_TRUE(u.ok()) << u.error().msg;
+		tx_umem.emplace(std::move(*u));
+		SocketConfig sc;
+		sc.frames = 128;
+		sc.fill_size = sc.comp_size = sc.tx_size = 64;
+		sc.rx_size = 0;
+		auto s = XskSocket::create(*tx_umem, *dev, sc);
+		ASSERT_TRUE(s.ok()) << s.error().msg;
+		tx.emplace(std::move(*s));
+	}
+	Bytes frame = PacketBuilder().eth(kMacB, kMacA).ipv4(kIpA, kIpB).udp(kPortA, kPortB).payload(18).build();
+	rx->refill();
+
+	std::vector<uint64_t> addrs(96);
+	std::vector<TxDesc> descs(96);
+	std::vector<RxDesc> rdescs(32);
+	uint64_t queued = 0, received = 0, iter = 0, checks = 0, bad_checks = 0;
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(25);
+	while (tx->stats_nosync().tx_completed < kFramesToSend) {
+		ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "1M frames took too long";
+		iter++;
+		tx->complete();
+		uint64_t want = std::min<uint64_t>(addrs.size(), kFramesToSend - queued);
+		uint32_t n = tx->tx_alloc({addrs.data(), want});
+		for (uint32_t i = 0; i < n; i++) {
+			std::memcpy(tx->data(addrs[i]), frame.data(), frame.size());
+			descs[i] = TxDesc{addrs[i], static_cast<uint32_t>(frame.size())};
+		}
+		uint32_t m = tx->tx_submit({descs.data(), n});
+		tx->tx_free({addrs.data() + m, n - m});	// ring full: back to the free list
+		queued += m;
+		tx->kick();
+		// Drain RX only every third round, and hold frames in use for a
+		// round, so the RX ring overflows and the fill ring runs dry.
+		if (iter % 3 == 0) {
+			uint32_t r = rx->rx_peek(rdescs);
+			received += r;
+			if (iter % 2 == 0) {
+				Accounting a = rx->accounting();
+				EXPECT_EQ(a.in_use, r);
+			}
+			rx->rx_release({rdescs.data(), r});
+			rx->refill();
+		}
+		if (iter % 997 == 0) {
+			checks++;
+			Accounting at = tx->accounting(), ar = rx->accounting();
+			bad_checks += !at.consistent + !ar.consistent;
+			EXPECT_EQ(at.free + at.fill + at.rx + at.tx + at.completion + at.in_use, at.total);
+		}
+	}
+	// Let the last frames arrive, then drain.
+	for (int i = 0; i < 50; i++) {
+		uint32_t r = rx->rx_peek(rdescs);
+		received += r;
+		rx->rx_release({rdescs.data(), r});
+		rx->refill();
+		if (!r)
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+	}
+	const XskStats &ts = tx->stats();
+	const XskStats &rs = rx->stats();
+	Accounting at = tx->accounting(), ar = rx->accounting();
+	EXPECT_TRUE(at.consistent);
+	EXPECT_TRUE(ar.consistent);
+	EXPECT_EQ(bad_checks, 0u) << "of " << checks << " mid-run checks";
+	EXPECT_EQ(ts.tx_packets, kFramesToSend);
+	EXPECT_EQ(ts.tx_completed, kFramesToSend);
+	EXPECT_EQ(at.free, at.total) << "TX frames not all back";
+	EXPECT_EQ(ar.in_use, 0u) << "RX frames not all released";
+	EXPECT_GT(ts.tx_ring_full, 0u) << "the test never filled the TX ring";
+	EXPECT_GT(rs.k_rx_ring_full + rs.k_fill_empty, 0u) << "the test never overflowed RX";
+	// Every frame the program redirected was received or dropped by reason.
+	auto c = prog->counters();
+	ASSERT_TRUE(c.ok());
+	uint64_t redirected = c->v[XO_XSK_CNT_REDIRECTED].packets;
+	EXPECT_EQ(received, rs.rx_packets);
+	// The kernel drops a redirected frame for a full RX ring (rx_ring_full)
+	// or for no fill frame (rx_dropped; fill_empty counts failed peeks).
+	EXPECT_EQ(redirected, received + rs.k_rx_dropped + rs.k_rx_ring_full)
+		<< "rx_ring_full " << rs.k_rx_ring_full << " fill_empty " << rs.k_fill_empty;
+	EXPECT_EQ(redirected + c->v[XO_XSK_CNT_NO_SOCKET].packets, kFramesToSend);
+	RecordProperty("tx_ring_full", std::to_string(ts.tx_ring_full));
+	RecordProperty("rx_received", std::to_string(received));
+	std::printf("1M accounting: received %llu, rx_dropped %llu (ring full %llu, fill empty %llu), tx ring full %llu\n",
+		    static_cast<unsigned long long>(received), static_cast<unsigned long long>(rs.k_rx_dropped),
+		    static_cast<unsigned long long>(rs.k_rx_ring_full), static_cast<unsigned long long>(rs.k_fill_empty),
+		    static_cast<unsigned long long>(ts.tx_ring_full));
+	{
+		InNetns in(tb_->ns_b());
+		EXPECT_TRUE(prog->detach().ok());
+	}
+}
+
+} // namespace
+} // namespace xoffload::test

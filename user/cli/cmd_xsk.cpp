@@ -1,0 +1,667 @@
+// send / recv: AF_XDP traffic generator and receiver (one socket per queue
+// over one shared UMEM), with xdp-bench-like interval stats and a summary.
+#include <net/if.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "commands.hpp"
+#include "xoffload/fd.hpp"
+#include "xoffload/loader.hpp"
+#include "xoffload/pcap.hpp"
+#include "xoffload/traffic.hpp"
+#include "xoffload/xsk.hpp"
+#include "xoffload/xsk_prog.hpp"
+
+namespace xoffload::cli {
+
+namespace {
+
+using xsk::XskSocket;
+
+struct XskOpts {
+	std::string ifname;
+	std::optional<uint32_t> queue;
+	std::optional<uint32_t> queues;
+	std::optional<uint64_t> count;
+	std::optional<double> duration;
+	double interval = 1.0;
+	std::string pcap;
+	std::string xsk_mode = "auto";
+	uint32_t ring_size = 2048;
+	uint32_t frames = 0;		// per queue; 0 = 2 * ring size
+	uint32_t frame_size = 4096;
+	uint32_t batch = 64;
+	bool no_need_wakeup = false;
+	bool busy_poll = false;
+	bool check_accounting = false;
+	// send
+	std::string dst_mac, src_mac, src_ip, dst_ip, proto = "udp", vlan;
+	uint16_t src_port = 40001, dst_port = 40002;
+	uint32_t size = 64;
+	std::optional<double> rate;
+	bool tx_csum = false;
+	bool no_tx_metadata = false;
+	// recv
+	std::string xdp_mode = "native";
+	std::optional<uint16_t> filter_port;
+	std::optional<uint16_t> filter_vlan;
+	std::optional<double> idle;
+};
+
+double now_s()
+{
+	timespec ts{};
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+Result<std::array<uint8_t, 6>> if_mac(const std::string &ifname)
+{
+	UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+	if (!fd.valid())
+		return errno_error("socket", errno);
+	ifreq ifr{};
+	std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
+	if (::ioctl(fd.get(), SIOCGIFHWADDR, &ifr))
+		return errno_error("read the MAC address of " + ifname, errno);
+	std::array<uint8_t, 6> m{};
+	std::memcpy(m.data(), ifr.ifr_hwaddr.sa_data, 6);
+	return m;
+}
+
+// Sockets of one command, with what the summary reports.
+struct Engine {
+	std::optional<xsk::Umem> umem;
+	std::vector<XskSocket> socks;
+	std::string mode;		// "copy" / "zero-copy"
+	std::string md;			// tx-metadata state
+};
+
+Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx)
+{
+	auto bm = xsk::parse_bind_mode(o.xsk_mode);
+	if (!bm)
+		return bm.error();
+	std::vector<uint32_t> qs;
+	if (o.queues) {
+		if (*o.queues < 1 || *o.queues > XO_XSK_MAX_QUEUES)
+			return usage_error("--queues must be 1.." + std::to_string(XO_XSK_MAX_QUEUES));
+		for (uint32_t q = 0; q < *o.queues; q++)
+			qs.push_back(q);
+	} else {
+		qs.push_back(o.queue.value_or(0));
+	}
+	uint32_t per = o.frames ? o.frames : 2 * o.ring_size;
+	xsk::UmemConfig uc;
+	uc.frame_size = o.frame_size;
+	uc.frame_count = per * static_cast<uint32_t>(qs.size());
+	uc.tx_metadata = tx && !o.no_tx_metadata;
+	auto umem = xsk::Umem::create(uc);
+	if (!umem)
+		return umem.error();
+	Engine e;
+	e.umem.emplace(std::move(*umem));
+	for (uint32_t q : qs) {
+		xsk::SocketConfig sc;
+		sc.queue = q;
+		sc.frames = per;
+		sc.fill_size = sc.comp_size = o.ring_size;
+		sc.rx_size = rx ? o.ring_size : 0;
+		sc.tx_size = tx ? o.ring_size : 0;
+		sc.mode = *bm;
+		sc.need_wakeup = !o.no_need_wakeup;
+		sc.busy_poll = o.busy_poll;
+		sc.multi_buffer = tx && o.size + e.umem->tx_metadata_len() > o.frame_size;
+		auto s = XskSocket::create(*e.umem, dev, sc);
+		if (!s)
+			return s.error();
+		e.socks.push_back(std::move(*s));
+	}
+	e.mode = e.socks.front().zero_copy() ? "zero-copy" : "copy";
+	e.md = !tx ? "n/a" : e.umem->tx_metadata() ? "enabled" : "unsupported";
+	return e;
+}
+
+struct Totals {
+	uint64_t packets = 0, bytes = 0;
+	uint64_t ring_full = 0, kick_busy = 0, kick_errors = 0, wakeups = 0;
+	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
+	uint64_t submitted = 0, completed = 0;
+};
+
+Totals sum(Engine &e, bool rx)
+{
+	Totals t;
+	for (auto &s : e.socks) {
+		const auto &st = s.stats();
+		t.packets += rx ? st.rx_packets : st.tx_completed;
+		t.bytes += rx ? st.rx_bytes : 0;
+		t.submitted += st.tx_packets;
+		t.completed += st.tx_completed;
+		t.ring_full += rx ? st.fill_ring_full : st.tx_ring_full;
+		t.kick_busy += st.kick_busy;
+		t.kick_errors += st.kick_errors;
+		t.wakeups += st.wakeups;
+		t.k_rx_dropped += st.k_rx_dropped;
+		t.k_rx_invalid += st.k_rx_invalid;
+		t.k_tx_invalid += st.k_tx_invalid;
+		t.k_rx_ring_full += st.k_rx_ring_full;
+		t.k_fill_empty += st.k_fill_empty;
+	}
+	return t;
+}
+
+std::string queue_list(const Engine &e)
+{
+	std::string s;
+	for (const auto &k : e.socks)
+		s += (s.empty() ? "" : ",") + std::to_string(k.queue());
+	return s;
+}
+
+void print_interval(const Globals &g, const Netdev &dev, Engine &e, bool rx, const Totals &now,
+		    const Totals &prev, double dt, const xsk::XskProgCounters *xc)
+{
+	double pps = dt > 0 ? static_cast<double>(now.packets - prev.packets) / dt : 0;
+	double gbps = dt > 0 ? static_cast<double>(now.bytes - prev.bytes) * 8 / dt / 1e9 : 0;
+	if (g.json) {
+		Json j;
+		j.begin_object().kv("type", "interval").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
+			.kv("interval_s", dt).kv("pps", pps).kv("gbps", gbps).kv("packets", now.packets - prev.packets)
+			.kv("ring_full", now.ring_full - prev.ring_full).kv("mode", e.mode).end_object().print();
+		return;
+	}
+	std::printf("%-10s %s q%-6s %12.0f pps %8.3f Gbps  ring-full %-8" PRIu64, dev.name.c_str(),
+		    rx ? "rx" : "tx", queue_list(e).c_str(), pps, gbps, now.ring_full - prev.ring_full);
+	if (rx)
+		std::printf(" drops: rx-ring-full %" PRIu64 " fill-empty %" PRIu64 " invalid %" PRIu64,
+			    now.k_rx_ring_full - prev.k_rx_ring_full, now.k_fill_empty - prev.k_fill_empty,
+			    now.k_rx_invalid - prev.k_rx_invalid);
+	else
+		std::printf(" kick-busy %" PRIu64 " drops: tx-invalid %" PRIu64, now.kick_busy - prev.kick_busy,
+			    now.k_tx_invalid - prev.k_tx_invalid);
+	if (xc)
+		std::printf(" xdp: no-socket %" PRIu64 " filtered %" PRIu64, static_cast<uint64_t>(xc->v[XO_XSK_CNT_NO_SOCKET].packets),
+			    static_cast<uint64_t>(xc->v[XO_XSK_CNT_FILTERED].packets));
+	std::printf("  (%s)\n", e.mode.c_str());
+	std::fflush(stdout);
+}
+
+bool accounting_ok(Engine &e, Json *j)
+{
+	bool all = true;
+	if (j)
+		j->begin_array("accounting");
+	for (auto &s : e.socks) {
+		auto a = s.accounting();
+		all = all && a.consistent;
+		if (j)
+			j->begin_object().kv("queue", s.queue()).kv("rx_packets", s.stats_nosync().rx_packets)
+				.kv("tx_completed", s.stats_nosync().tx_completed).kv("total", a.total).kv("free", a.free)
+				.kv("fill", a.fill).kv("rx", a.rx).kv("tx", a.tx).kv("completion", a.completion)
+				.kv("in_use", a.in_use).kv("bad_addr", a.bad_addr).kv("consistent", a.consistent)
+				.end_object();
+	}
+	if (j)
+		j->end_array();
+	return all;
+}
+
+void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, const Totals &t, double secs,
+		   const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted)
+{
+	double pps = secs > 0 ? static_cast<double>(t.packets) / secs : 0;
+	double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8 / secs / 1e9 : 0;
+	if (g.json) {
+		Json j;
+		j.begin_object().kv("type", "summary").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
+			.kv("queues", queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md)
+			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
+			.kv("gbps", gbps).kv("ring_full", t.ring_full).kv("wakeups", t.wakeups)
+			.kv("interrupted", interrupted);
+		if (!rx)
+			j.kv("submitted", t.submitted).kv("completed", t.completed);
+		j.begin_object("drops").kv("rx_dropped", t.k_rx_dropped).kv("rx_ring_full", t.k_rx_ring_full)
+			.kv("fill_ring_empty", t.k_fill_empty).kv("rx_invalid", t.k_rx_invalid)
+			.kv("tx_invalid", t.k_tx_invalid).kv("kick_busy", t.kick_busy).kv("kick_errors", t.kick_errors)
+			.end_object();
+		if (xc) {
+			j.begin_object("xdp");
+			for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
+				j.kv(xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
+			j.end_object();
+		}
+		if (pcap_frames)
+			j.kv("pcap_frames", pcap_frames);
+		accounting_ok(e, &j);
+		j.end_object().print();
+		return;
+	}
+	std::printf("%s %s summary: %" PRIu64 " packets %" PRIu64 " bytes in %.3f s = %.0f pps %.3f Gbps, "
+		    "queues %s, %s mode, tx-metadata %s%s\n",
+		    dev.name.c_str(), rx ? "rx" : "tx", t.packets, t.bytes, secs, pps, gbps, queue_list(e).c_str(),
+		    e.mode.c_str(), e.md.c_str(), interrupted ? " (interrupted)" : "");
+	if (!rx)
+		std::printf("  submitted %" PRIu64 " completed %" PRIu64 " ring-full %" PRIu64 " kick-busy %" PRIu64
+			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "\n",
+			    t.submitted, t.completed, t.ring_full, t.kick_busy, t.kick_errors, t.k_tx_invalid);
+	else
+		std::printf("  drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64 " fill-empty %" PRIu64
+			    " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
+			    t.k_rx_dropped, t.k_rx_ring_full, t.k_fill_empty, t.k_rx_invalid, t.ring_full);
+	if (xc) {
+		std::printf("  xdp_xsk:");
+		for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
+			std::printf(" %s %" PRIu64, xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
+		std::printf("\n");
+	}
+	if (pcap_frames)
+		std::printf("  pcap: %" PRIu64 " frames written\n", pcap_frames);
+	std::printf("  frame accounting: %s\n", accounting_ok(e, nullptr) ? "consistent" : "INCONSISTENT");
+	std::fflush(stdout);
+}
+
+Status check_common(const XskOpts &o)
+{
+	if (o.queue && o.queues)
+		return usage_error("--queue and --queues are mutually exclusive");
+	if (o.ring_size < 64 || o.ring_size > 65536 || (o.ring_size & (o.ring_size - 1)))
+		return usage_error("--ring-size must be a power of two in 64..65536");
+	if (o.batch < 1 || o.batch > 1024)
+		return usage_error("--batch must be 1..1024");
+	if (o.duration && *o.duration <= 0)
+		return usage_error("--duration must be positive");
+	if (o.interval < 0)
+		return usage_error("--interval must be >= 0");
+	return ok();
+}
+
+// ---- send -------------------------------------------------------------------
+
+Status run_send(const Globals &g, const XskOpts &o)
+{
+	if (auto s = check_common(o); !s)
+		return s;
+	FrameSpec spec;
+	auto dmac = parse_mac(o.dst_mac);
+	if (!dmac)
+		return dmac.error();
+	spec.dst_mac = *dmac;
+	bool v6a = false, v6b = false;
+	if (auto s = parse_ip(o.src_ip, spec.src_ip, &v6a); !s)
+		return s;
+	if (auto s = parse_ip(o.dst_ip, spec.dst_ip, &v6b); !s)
+		return s;
+	if (v6a != v6b)
+		return usage_error("--src-ip and --dst-ip must both be IPv4 or both IPv6");
+	spec.ipv6 = v6a;
+	if (o.proto != "udp" && o.proto != "tcp")
+		return usage_error("--proto must be udp or tcp");
+	spec.tcp = o.proto == "tcp";
+	spec.src_port = o.src_port;
+	spec.dst_port = o.dst_port;
+	spec.size = o.size;
+	if (!o.vlan.empty()) {
+		auto v = parse_vids(o.vlan);
+		if (!v)
+			return v.error();
+		spec.vids = *v;
+	}
+	if (o.rate && *o.rate <= 0)
+		return usage_error("--rate must be positive");
+	if (!o.src_mac.empty()) {
+		auto m = parse_mac(o.src_mac);
+		if (!m)
+			return m.error();
+		spec.src_mac = *m;
+	}
+	// Validate the frame before touching the system.
+	if (auto f = build_frame(spec); !f)
+		return f.error();
+
+	if (auto s = prepare(g); !s)
+		return s;
+	auto dev = netdev_lookup(o.ifname);
+	if (!dev)
+		return dev.error();
+	if (o.src_mac.empty()) {
+		auto m = if_mac(dev->name);
+		if (!m)
+			return m.error();
+		spec.src_mac = *m;
+	}
+	auto eng = make_engine(*dev, o, false, true);
+	if (!eng)
+		return eng.error();
+	Engine &e = *eng;
+	const bool hw_csum = o.tx_csum && e.umem->tx_metadata();
+	spec.csum_partial = hw_csum;
+	auto built = build_frame(spec);
+	if (!built)
+		return built.error();
+	const auto &frame = built->bytes;
+	const uint32_t len = static_cast<uint32_t>(frame.size());
+	const uint32_t cap = e.socks.front().tx_chunk_capacity();
+	const uint32_t chunks = (len + cap - 1) / cap;	// > 1 only with multi-buffer
+	if (chunks > 1 && !e.socks.front().multi_buffer())
+		return usage_error("frame of " + std::to_string(len) + " bytes needs multi-buffer");
+	if (chunks > o.batch)
+		return usage_error("--batch must be at least the " + std::to_string(chunks) + " chunks of one frame");
+
+	std::optional<PcapWriter> pcap;
+	if (!o.pcap.empty()) {
+		auto w = PcapWriter::open(o.pcap);
+		if (!w)
+			return w.error();
+		pcap.emplace(std::move(*w));
+	}
+
+	// The frame is the same every time: write it into every frame once, so
+	// the loop only moves descriptors (as pktgen does).
+	for (auto &s : e.socks) {
+		std::vector<uint64_t> all(s.accounting().total);
+		uint32_t n = s.tx_alloc(all);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t k = i % chunks;
+			uint32_t off = k * cap, l = std::min(cap, len - off);
+			std::memcpy(s.data(all[i]), frame.data() + off, l);
+		}
+		s.tx_free({all.data(), n});
+	}
+	if (!g.json)
+		std::fprintf(stderr, "sending on %s queues %s (%s mode, tx-metadata %s%s), %u-byte frames\n",
+			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
+			     hw_csum ? ", checksum by TX metadata" : "", len);
+
+	install_stop_handler();
+	const uint64_t limit = o.count.value_or(UINT64_MAX);
+	const uint32_t burst = o.batch / chunks;	// frames per socket per round
+	std::vector<uint64_t> addrs(burst * chunks);
+	std::vector<xsk::TxDesc> descs(burst * chunks);
+	uint64_t queued = 0;	// frames on a TX ring so far
+	const double t0 = now_s();
+	double next_report = o.interval > 0 ? t0 + o.interval : INFINITY, last = t0;
+	Totals prev{};
+	bool interrupted = false;
+	timespec ts{};
+	uint64_t loops = 0;
+
+	while (queued < limit) {
+		if ((++loops & 63) == 0 || o.rate) {
+			double t = now_s();
+			if (stop_requested()) {
+				interrupted = true;
+				break;
+			}
+			if (o.duration && t - t0 >= *o.duration)
+				break;
+			if (t >= next_report) {
+				Totals cur = sum(e, false);
+				cur.bytes = cur.packets * len;
+				print_interval(g, *dev, e, false, cur, prev, t - last, nullptr);
+				prev = cur;
+				last = t;
+				next_report = t + o.interval;
+			}
+			if (o.rate && static_cast<double>(queued) >= *o.rate * (t - t0)) {
+				for (auto &s : e.socks)
+					s.complete();
+				continue;
+			}
+		}
+		for (auto &s : e.socks) {
+			s.complete();
+			uint64_t want = std::min<uint64_t>(burst, limit - queued);
+			if (o.rate) {
+				uint64_t allowed = static_cast<uint64_t>(*o.rate * (now_s() - t0)) + 1;
+				want = allowed > queued ? std::min<uint64_t>(want, allowed - queued) : 0;
+			}
+			if (!want)
+				break;
+			uint32_t n = s.tx_alloc({addrs.data(), static_cast<size_t>(want * chunks)});
+			n -= n % chunks;
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t k = i % chunks;
+				uint32_t l = std::min(cap, len - k * cap);
+				descs[i] = xsk::TxDesc{addrs[i], l, k + 1 < chunks, hw_csum && k == 0, built->csum_start,
+						       built->csum_offset};
+			}
+			uint32_t m = s.tx_submit({descs.data(), n});
+			if (m < n)
+				s.tx_free({addrs.data() + m, n - m});
+			if (n % chunks)
+				s.tx_free({addrs.data() + n, n % chunks});
+			queued += m / chunks;
+			s.kick();
+			if (pcap && m) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				for (uint32_t i = 0; i < m / chunks; i++)
+					pcap->write(std::span<const std::byte>(frame), ts);
+			}
+		}
+	}
+	// Drain: every queued frame must come back on the completion ring.
+	const double drain_until = now_s() + 2.0;
+	for (;;) {
+		uint64_t out = 0;
+		for (auto &s : e.socks) {
+			s.complete();
+			out += s.tx_outstanding();
+			if (s.tx_outstanding())
+				s.kick();
+		}
+		if (!out || now_s() > drain_until)
+			break;
+		usleep(50);
+	}
+	const double secs = now_s() - t0;
+	Totals t = sum(e, false);
+	t.bytes = t.completed * len;
+	if (pcap)
+		if (auto s = pcap->close(); !s)
+			return s;
+	print_summary(g, *dev, e, false, t, secs, nullptr, pcap ? pcap->frames() : 0, interrupted);
+	if (t.completed != t.submitted)
+		return runtime_error(std::to_string(t.submitted - t.completed) + " frames never completed on " +
+				     dev->name);
+	if (!accounting_ok(e, nullptr))
+		return runtime_error("UMEM frame accounting inconsistent (bug)");
+	return ok();
+}
+
+// ---- recv -------------------------------------------------------------------
+
+Status run_recv(const Globals &g, const XskOpts &o)
+{
+	if (auto s = check_common(o); !s)
+		return s;
+	auto xm = parse_xdp_mode(o.xdp_mode);
+	if (!xm)
+		return xm.error();
+	if (o.filter_vlan && *o.filter_vlan > 4094)
+		return usage_error("--filter-vlan must be 0..4094");
+	if (auto s = prepare(g); !s)
+		return s;
+	auto dev = netdev_lookup(o.ifname);
+	if (!dev)
+		return dev.error();
+	// Sockets first: a queue in use fails here, before any program is attached.
+	auto eng = make_engine(*dev, o, true, false);
+	if (!eng)
+		return eng.error();
+	Engine &e = *eng;
+	xsk::RxFilter filter;
+	filter.udp_dport = o.filter_port;
+	filter.vid = o.filter_vlan;
+	auto prog = xsk::XskProgram::attach(*dev, *xm, filter);
+	if (!prog)
+		return prog.error();
+	for (auto &s : e.socks)
+		if (auto st = prog->add_socket(s.queue(), s.fd()); !st)
+			return st;
+	std::optional<PcapWriter> pcap;
+	if (!o.pcap.empty()) {
+		auto w = PcapWriter::open(o.pcap);
+		if (!w)
+			return w.error();
+		pcap.emplace(std::move(*w));
+	}
+	for (auto &s : e.socks)
+		s.refill();
+	if (!g.json)
+		std::fprintf(stderr, "receiving on %s queues %s (%s mode, xdp_xsk prog id %u %s)\n",
+			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), prog->prog_id(),
+			     to_string(*xm));
+
+	install_stop_handler();
+	const uint64_t limit = o.count.value_or(UINT64_MAX);
+	std::vector<xsk::RxDesc> descs(o.batch);
+	std::vector<pollfd> pfds;
+	for (auto &s : e.socks)
+		pfds.push_back(pollfd{s.fd(), POLLIN, 0});
+	std::vector<std::span<const std::byte>> pieces(64);
+	size_t npieces = 0;
+	uint64_t got = 0;
+	const double t0 = now_s();
+	double next_report = o.interval > 0 ? t0 + o.interval : INFINITY, last = t0, last_rx = 0;
+	Totals prev{};
+	bool interrupted = false;
+	timespec ts{};
+
+	while (got < limit) {
+		bool any = false;
+		for (auto &s : e.socks) {
+			uint32_t n = s.rx_peek(descs);
+			if (!n)
+				continue;
+			any = true;
+			if (pcap)
+				clock_gettime(CLOCK_REALTIME, &ts);
+			for (uint32_t i = 0; i < n; i++) {
+				const auto &d = descs[i];
+				if (pcap && npieces < pieces.size())
+					pieces[npieces++] = {s.data(d.addr), d.len};
+				if (d.more)
+					continue;
+				if (got < limit) {
+					got++;
+					if (pcap) {
+						if (npieces == 1)
+							pcap->write(pieces[0], ts);
+						else
+							pcap->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
+					}
+				}
+				npieces = 0;
+			}
+			s.rx_release({descs.data(), n});
+			s.refill();
+		}
+		double t = now_s();
+		if (any)
+			last_rx = t;
+		if (stop_requested()) {
+			interrupted = true;
+			break;
+		}
+		if (o.duration && t - t0 >= *o.duration)
+			break;
+		if (o.idle && last_rx > 0 && t - last_rx >= *o.idle)
+			break;
+		if (t >= next_report) {
+			Totals cur = sum(e, true);
+			auto xc = prog->counters();
+			print_interval(g, *dev, e, true, cur, prev, t - last, xc ? &*xc : nullptr);
+			prev = cur;
+			last = t;
+			next_report = t + o.interval;
+		}
+		if (!any) {
+			for (auto &s : e.socks)
+				if (s.fill_needs_wakeup())
+					(void)::recvfrom(s.fd(), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+			int r = ::poll(pfds.data(), pfds.size(), 10);
+			(void)r;
+		}
+	}
+	const double secs = now_s() - t0;
+	auto xc = prog->counters();
+	if (auto s = prog->detach(); !s)
+		return s;
+	Totals t = sum(e, true);
+	if (pcap)
+		if (auto s = pcap->close(); !s)
+			return s;
+	print_summary(g, *dev, e, true, t, secs, xc ? &*xc : nullptr, pcap ? pcap->frames() : 0, interrupted);
+	if (!accounting_ok(e, nullptr))
+		return runtime_error("UMEM frame accounting inconsistent (bug)");
+	return ok();
+}
+
+void add_common(CLI::App *c, XskOpts &o)
+{
+	c->add_option("interface", o.ifname, "Interface")->required();
+	c->add_option("--queue", o.queue, "Queue to use (default 0)");
+	c->add_option("--queues", o.queues, "Use queues 0..N-1, one socket each, one shared UMEM");
+	c->add_option("--count", o.count, "Stop after N frames");
+	c->add_option("--duration", o.duration, "Stop after S seconds");
+	c->add_option("--interval", o.interval, "Stats line every S seconds (0: none)")->capture_default_str();
+	c->add_option("--pcap", o.pcap, "Write the frames to this pcap file");
+	c->add_option("--xsk-mode", o.xsk_mode, "AF_XDP bind mode: auto, zero-copy or copy")->capture_default_str();
+	c->add_option("--ring-size", o.ring_size, "Size of every ring (power of two)")->capture_default_str();
+	c->add_option("--frames", o.frames, "UMEM frames per queue (default 2 x ring size)");
+	c->add_option("--frame-size", o.frame_size, "UMEM chunk size: 2048 or 4096")->capture_default_str();
+	c->add_option("--batch", o.batch, "Descriptors per ring operation")->capture_default_str();
+	c->add_flag("--no-need-wakeup", o.no_need_wakeup, "Do not bind with XDP_USE_NEED_WAKEUP");
+	c->add_flag("--busy-poll", o.busy_poll, "Prefer busy polling (SO_PREFER_BUSY_POLL)");
+}
+
+} // namespace
+
+void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
+{
+	auto so = std::make_shared<XskOpts>();
+	auto *s = app.add_subcommand("send", "Generate frames through AF_XDP (pktgen-like)");
+	add_common(s, *so);
+	s->add_option("--dst-mac", so->dst_mac, "Destination MAC")->required();
+	s->add_option("--src-mac", so->src_mac, "Source MAC (default: the interface's)");
+	s->add_option("--src-ip", so->src_ip, "Source IPv4/IPv6 address")->required();
+	s->add_option("--dst-ip", so->dst_ip, "Destination IPv4/IPv6 address")->required();
+	s->add_option("--proto", so->proto, "udp or tcp")->capture_default_str();
+	s->add_option("--src-port", so->src_port, "L4 source port")->capture_default_str();
+	s->add_option("--dst-port", so->dst_port, "L4 destination port")->capture_default_str();
+	s->add_option("--size", so->size, "Frame size in bytes (no FCS, tags included)")->capture_default_str();
+	s->add_option("--rate", so->rate, "Frames per second (default: as fast as possible)");
+	s->add_option("--vlan", so->vlan, "VID or OUTER,INNER (802.1ad + 802.1Q)");
+	s->add_flag("--tx-csum", so->tx_csum,
+		    "Let the device compute the L4 checksum (AF_XDP TX metadata; software where unsupported)");
+	s->add_flag("--no-tx-metadata", so->no_tx_metadata, "Register the UMEM without TX metadata");
+	s->callback([&g, &rc, so] {
+		if (auto st = run_send(g, *so); !st)
+			rc = report(st.error());
+	});
+
+	auto ro = std::make_shared<XskOpts>();
+	auto *r = app.add_subcommand("recv", "Receive frames through AF_XDP (attaches xdp_xsk while running)");
+	add_common(r, *ro);
+	r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb")->capture_default_str();
+	r->add_option("--filter-udp-port", ro->filter_port, "Only redirect UDP to this destination port");
+	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)");
+	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame");
+	r->callback([&g, &rc, ro] {
+		if (auto st = run_recv(g, *ro); !st)
+			rc = report(st.error());
+	});
+}
+
+} // namespace xoffload::cli

@@ -1,0 +1,55 @@
+// The xdp_xsk program owned by one AF_XDP receiver: attached through libxdp
+// for the receiver's lifetime, its XSKMAP filled with the receiver's sockets,
+// detached (and nothing pinned) when the owner goes away.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "xoffload/abi_check.hpp"
+#include "xoffload/loader.hpp"
+#include "xoffload/netdev.hpp"
+#include "xoffload/result.hpp"
+
+namespace xoffload::xsk {
+
+struct RxFilter {
+	std::optional<uint16_t> ethertype;	// innermost ethertype
+	std::optional<uint16_t> vid;		// outer VID, 0 = untagged only
+	std::optional<uint16_t> udp_dport;
+};
+
+// Counters of xdp_xsk summed over CPUs, by enum xo_xsk_counter.
+struct XskProgCounters {
+	std::array<xo_counter, XO_XSK_CNT_MAX> v{};
+};
+const char *xsk_counter_name(unsigned reason) noexcept;
+
+class XskProgram {
+public:
+	// Loads xdp_xsk with the filter and attaches it to dev in the given
+	// mode. Fails clearly when another XDP program holds the interface in a
+	// way libxdp cannot share (single-program mode on this kernel).
+	static Result<XskProgram> attach(const Netdev &dev, XdpMode mode, const RxFilter &filter);
+
+	XskProgram(XskProgram &&) noexcept;
+	XskProgram &operator=(XskProgram &&) noexcept;
+	~XskProgram();	// detaches
+
+	// Puts the socket in the XSKMAP slot of its queue.
+	Status add_socket(uint32_t queue, int xsk_fd);
+	Result<XskProgCounters> counters() const;
+	uint32_t prog_id() const noexcept;
+	bool multiprog() const noexcept;
+	// Detaches now; idempotent.
+	Status detach();
+
+private:
+	struct Impl;
+	explicit XskProgram(std::unique_ptr<Impl> p);
+	std::unique_ptr<Impl> p_;
+};
+
+} // namespace xoffload::xsk
