@@ -125,8 +125,10 @@ __attribute__((target("avx2"))) uint32_t avx2_copy(void *dst, const void *src, s
 
 // GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own
 // _mm512_undefined helpers (a known false positive).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // Lanes widened to 64 bits before adding: a 32-bit reduction could wrap.
 __attribute__((target("avx512f"))) inline uint64_t hsum512(__m512i v) noexcept
@@ -166,7 +168,9 @@ __attribute__((target("avx512f,avx512bw"))) uint32_t avx512_copy(void *dst, cons
 	uint32_t head = fold_native64(acc);
 	return scalar_copy(copy ? d + i : nullptr, s + i, len - i, csum_add(sum, head), copy);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #endif
 
