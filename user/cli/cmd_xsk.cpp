@@ -19,6 +19,7 @@
 #include "xoffload/loader.hpp"
 #include "xoffload/pcap.hpp"
 #include "xoffload/traffic.hpp"
+#include "xoffload/gso.hpp"
 #include "xoffload/xsk.hpp"
 #include "xoffload/xsk_prog.hpp"
 
@@ -51,6 +52,8 @@ struct XskOpts {
 	std::optional<double> rate;
 	bool tx_csum = false;
 	bool no_tx_metadata = false;
+	std::string gso;		// tso | uso | ufo: --size is a super-packet, segmented per send
+	uint16_t mss = 0;		// 0: from a 1500-byte MTU
 	// recv
 	std::string xdp_mode = "native";
 	std::optional<uint16_t> filter_port;
@@ -288,6 +291,156 @@ Status check_common(const XskOpts &o)
 
 // ---- send -------------------------------------------------------------------
 
+// MSS that fills a 1500-byte MTU: IPv4/IPv6 header, then TCP, UDP, or for
+// UFO the fragment data (multiples of 8; IPv6 also carries a fragment header).
+uint16_t default_mss(GsoType t)
+{
+	switch (t) {
+	case GsoType::tso4: return 1460;
+	case GsoType::tso6: return 1440;
+	case GsoType::uso4: return 1472;
+	case GsoType::uso6: return 1452;
+	case GsoType::ufo4: return 1480;
+	case GsoType::ufo6: return 1448;
+	default: return 0;
+	}
+}
+
+// The segmentation-offload send loop: every round segments the super-packet
+// straight into freshly allocated UMEM frames (tags inserted and checksums
+// folded in during that one copy; L4 checksum left to TX metadata when the
+// kernel takes it), then queues them. --count counts super-packets.
+Status send_gso_loop(const Globals &g, const Netdev &dev, Engine &e, const XskOpts &o, const BuiltFrame &super,
+		     GsoRequest req, std::optional<PcapWriter> &pcap)
+{
+	const std::span<const std::byte> in(super.bytes);
+	const std::span<const std::span<const std::byte>> input(&in, 1);
+	GsoError why{};
+	int nseg = gso_count(input, req, &why);
+	if (nseg < 0)
+		return usage_error(std::string("--gso ") + o.gso + ": " + to_string(why));
+	const uint32_t cap = e.socks.front().tx_chunk_capacity();
+	std::vector<uint64_t> addrs(static_cast<size_t>(nseg));
+	std::vector<GsoFrame> frames(static_cast<size_t>(nseg));
+	std::vector<xsk::TxDesc> descs(static_cast<size_t>(nseg));
+	if (o.ring_size < static_cast<uint32_t>(nseg))
+		return usage_error("--ring-size " + std::to_string(o.ring_size) + " below the " + std::to_string(nseg) +
+				   " segments of one super-packet");
+	if (!g.json)
+		std::fprintf(stderr, "sending %s super-packets of %zu bytes as %d segments (mss %u) on %s queues %s "
+				     "(%s mode, tx-metadata %s, checksum %s)\n",
+			     to_string(req.type), super.bytes.size(), nseg, req.mss, dev.name.c_str(),
+			     queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
+			     req.csum == CsumMode::tx_metadata ? "by TX metadata" : "in software, during the copy");
+
+	install_stop_handler();
+	const uint64_t limit = o.count.value_or(UINT64_MAX);
+	uint64_t sent = 0, bytes = 0, segs = 0;
+	const double t0 = now_s();
+	double next_report = o.interval > 0 ? t0 + o.interval : INFINITY, last = t0;
+	Totals prev{};
+	bool interrupted = false;
+	timespec ts{};
+	uint64_t loops = 0;
+
+	while (sent < limit) {
+		if ((++loops & 15) == 0 || o.rate) {
+			double t = now_s();
+			if (stop_requested()) {
+				interrupted = true;
+				break;
+			}
+			if (o.duration && t - t0 >= *o.duration)
+				break;
+			if (t >= next_report) {
+				Totals cur = sum(e, false);
+				cur.bytes = bytes;
+				print_interval(g, dev, e, false, cur, prev, t - last, nullptr);
+				prev = cur;
+				last = t;
+				next_report = t + o.interval;
+			}
+			if (o.rate && static_cast<double>(segs) >= *o.rate * (t - t0)) {
+				for (auto &s : e.socks)
+					s.complete();
+				continue;
+			}
+		}
+		for (auto &s : e.socks) {
+			s.complete();
+			if (sent == limit)
+				break;
+			uint32_t n = s.tx_alloc(addrs);
+			if (n < static_cast<uint32_t>(nseg)) {
+				s.tx_free({addrs.data(), n}); // not enough free frames yet: all or none
+				s.kick();
+				continue;
+			}
+			for (int i = 0; i < nseg; i++)
+				frames[i] = GsoFrame{s.data(addrs[i]), cap};
+			int got = gso_segment(input, req, frames, &why);
+			if (got != nseg) {
+				s.tx_free(addrs);
+				return runtime_error(std::string("segmentation failed: ") + to_string(why));
+			}
+			for (int i = 0; i < nseg; i++)
+				descs[i] = xsk::TxDesc{addrs[i], frames[i].len, false, frames[i].csum_partial,
+						       frames[i].csum_start, frames[i].csum_offset};
+			// the TX ring takes the whole super-packet or a prefix: retry the rest
+			uint32_t done = 0;
+			for (int tries = 0; done < static_cast<uint32_t>(nseg); tries++) {
+				done += s.tx_submit({descs.data() + done, static_cast<size_t>(nseg) - done});
+				if (done < static_cast<uint32_t>(nseg)) {
+					s.kick();
+					s.complete();
+					if (tries > 100000) {
+						s.tx_free({addrs.data() + done, static_cast<size_t>(nseg) - done});
+						return runtime_error("TX ring never drained on " + dev.name);
+					}
+				}
+			}
+			if (pcap) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				for (int i = 0; i < nseg; i++)
+					pcap->write(std::span<const std::byte>(frames[i].data, frames[i].len), ts);
+			}
+			for (int i = 0; i < nseg; i++)
+				bytes += frames[i].len;
+			segs += static_cast<uint64_t>(nseg);
+			sent++;
+			s.kick();
+		}
+	}
+	const double drain_until = now_s() + 2.0;
+	for (;;) {
+		uint64_t out = 0;
+		for (auto &s : e.socks) {
+			s.complete();
+			out += s.tx_outstanding();
+			if (s.tx_outstanding())
+				s.kick();
+		}
+		if (!out || now_s() > drain_until)
+			break;
+		usleep(50);
+	}
+	const double secs = now_s() - t0;
+	Totals t = sum(e, false);
+	t.bytes = bytes;
+	if (pcap)
+		if (auto st = pcap->close(); !st)
+			return st;
+	print_summary(g, dev, e, false, t, secs, nullptr, pcap ? pcap->frames() : 0, interrupted);
+	if (!g.json)
+		std::printf("  gso: %" PRIu64 " super-packets -> %" PRIu64 " segments\n", sent, segs);
+	if (t.completed != t.submitted)
+		return runtime_error(std::to_string(t.submitted - t.completed) + " frames never completed on " +
+				     dev.name);
+	if (!accounting_ok(e, nullptr))
+		return runtime_error("UMEM frame accounting inconsistent (bug)");
+	return ok();
+}
+
 Status run_send(const Globals &g, const XskOpts &o)
 {
 	if (auto s = check_common(o); !s)
@@ -325,6 +478,25 @@ Status run_send(const Globals &g, const XskOpts &o)
 			return m.error();
 		spec.src_mac = *m;
 	}
+	GsoRequest req;
+	if (!o.gso.empty()) {
+		if (o.gso != "tso" && o.gso != "uso" && o.gso != "ufo")
+			return usage_error("--gso must be tso, uso or ufo");
+		if ((o.gso == "tso") != spec.tcp)
+			return usage_error("--gso " + o.gso + " needs --proto " + (o.gso == "tso" ? "tcp" : "udp"));
+		req.type = o.gso == "tso" ? (spec.ipv6 ? GsoType::tso6 : GsoType::tso4)
+			 : o.gso == "uso" ? (spec.ipv6 ? GsoType::uso6 : GsoType::uso4)
+					  : (spec.ipv6 ? GsoType::ufo6 : GsoType::ufo4);
+		req.mss = o.mss ? o.mss : default_mss(req.type);
+		// tags go in while each segment is copied, never into the super-packet
+		req.ntags = static_cast<uint8_t>(spec.vids.size());
+		for (size_t i = 0; i < spec.vids.size(); i++)
+			req.tags[i] = GsoVlanTag{static_cast<uint16_t>(spec.vids.size() == 2 && i == 0 ? 0x88a8 : 0x8100),
+						 spec.vids[i], 0, false};
+		spec.vids.clear();
+	} else if (o.mss) {
+		return usage_error("--mss needs --gso");
+	}
 	// Validate the frame before touching the system.
 	if (auto f = build_frame(spec); !f)
 		return f.error();
@@ -345,6 +517,21 @@ Status run_send(const Globals &g, const XskOpts &o)
 		return eng.error();
 	Engine &e = *eng;
 	const bool hw_csum = o.tx_csum && e.umem->tx_metadata();
+	if (req.type != GsoType::none) {
+		// the engine computes (or leaves partial) every checksum itself
+		auto super = build_frame(spec);
+		if (!super)
+			return super.error();
+		std::optional<PcapWriter> pcap;
+		if (!o.pcap.empty()) {
+			auto w = PcapWriter::open(o.pcap);
+			if (!w)
+				return w.error();
+			pcap.emplace(std::move(*w));
+		}
+		req.csum = hw_csum ? CsumMode::tx_metadata : CsumMode::software;
+		return send_gso_loop(g, *dev, e, o, *super, req, pcap);
+	}
 	spec.csum_partial = hw_csum;
 	auto built = build_frame(spec);
 	if (!built)
@@ -643,6 +830,8 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	s->add_option("--size", so->size, "Frame size in bytes (no FCS, tags included)")->capture_default_str();
 	s->add_option("--rate", so->rate, "Frames per second (default: as fast as possible)");
 	s->add_option("--vlan", so->vlan, "VID or OUTER,INNER (802.1ad + 802.1Q)");
+	s->add_option("--gso", so->gso, "tso | uso | ufo: --size is a super-packet, segmented into each send");
+	s->add_option("--mss", so->mss, "Segment payload (UFO: fragment data) bytes; default fills a 1500 MTU");
 	s->add_flag("--tx-csum", so->tx_csum,
 		    "Let the device compute the L4 checksum (AF_XDP TX metadata; software where unsupported)");
 	s->add_flag("--no-tx-metadata", so->no_tx_metadata, "Register the UMEM without TX metadata");
