@@ -291,6 +291,91 @@ Status check_common(const XskOpts &o)
 
 // ---- send -------------------------------------------------------------------
 
+// Stop, duration, interval stats and rate pacing, shared by both send loops.
+// bytes_of turns the current totals into the byte count the stats show.
+class SendPacer {
+public:
+	SendPacer(const Globals &g, const Netdev &dev, Engine &e, const XskOpts &o)
+		: g_(g), dev_(dev), e_(e), o_(o), t0_(now_s()),
+		  next_report_(o.interval > 0 ? t0_ + o.interval : INFINITY), last_(t0_)
+	{
+		install_stop_handler();
+	}
+	enum class Step { go, wait, stop };
+	// Called every round; checks the clock every 'every' rounds (always when
+	// pacing). frames: what the rate applies to.
+	template <typename BytesOf>
+	Step step(uint64_t frames, unsigned every, BytesOf &&bytes_of)
+	{
+		if ((++loops_ % every) != 0 && !o_.rate)
+			return Step::go;
+		double t = now_s();
+		if (stop_requested()) {
+			interrupted_ = true;
+			return Step::stop;
+		}
+		if (o_.duration && t - t0_ >= *o_.duration)
+			return Step::stop;
+		if (t >= next_report_) {
+			Totals cur = sum(e_, false);
+			cur.bytes = bytes_of(cur);
+			print_interval(g_, dev_, e_, false, cur, prev_, t - last_, nullptr);
+			prev_ = cur;
+			last_ = t;
+			next_report_ = t + o_.interval;
+		}
+		if (o_.rate && static_cast<double>(frames) >= *o_.rate * (t - t0_)) {
+			for (auto &s : e_.socks)
+				s.complete();
+			return Step::wait;
+		}
+		return Step::go;
+	}
+	// Frames the rate allows now (with one in hand).
+	uint64_t allowed() const { return static_cast<uint64_t>(*o_.rate * (now_s() - t0_)) + 1; }
+	// Drains the completion rings, prints the summary, checks every frame
+	// came back and the UMEM accounting holds.
+	Status finish(uint64_t bytes_sent, std::optional<PcapWriter> &pcap)
+	{
+		const double drain_until = now_s() + 2.0;
+		for (;;) {
+			uint64_t out = 0;
+			for (auto &s : e_.socks) {
+				s.complete();
+				out += s.tx_outstanding();
+				if (s.tx_outstanding())
+					s.kick();
+			}
+			if (!out || now_s() > drain_until)
+				break;
+			usleep(50);
+		}
+		const double secs = now_s() - t0_;
+		Totals t = sum(e_, false);
+		t.bytes = bytes_sent;
+		if (pcap)
+			if (auto st = pcap->close(); !st)
+				return st;
+		print_summary(g_, dev_, e_, false, t, secs, nullptr, pcap ? pcap->frames() : 0, interrupted_);
+		if (t.completed != t.submitted)
+			return runtime_error(std::to_string(t.submitted - t.completed) + " frames never completed on " +
+					     dev_.name);
+		if (!accounting_ok(e_, nullptr))
+			return runtime_error("UMEM frame accounting inconsistent (bug)");
+		return ok();
+	}
+
+private:
+	const Globals &g_;
+	const Netdev &dev_;
+	Engine &e_;
+	const XskOpts &o_;
+	double t0_, next_report_, last_;
+	Totals prev_{};
+	bool interrupted_ = false;
+	uint64_t loops_ = 0;
+};
+
 // MSS that fills a 1500-byte MTU: IPv4/IPv6 header, then TCP, UDP, or for
 // UFO the fragment data (multiples of 8; IPv6 also carries a fragment header).
 uint16_t default_mss(GsoType t)
@@ -333,39 +418,17 @@ Status send_gso_loop(const Globals &g, const Netdev &dev, Engine &e, const XskOp
 			     queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
 			     req.csum == CsumMode::tx_metadata ? "by TX metadata" : "in software, during the copy");
 
-	install_stop_handler();
+	SendPacer pacer(g, dev, e, o);
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
 	uint64_t sent = 0, bytes = 0, segs = 0;
-	const double t0 = now_s();
-	double next_report = o.interval > 0 ? t0 + o.interval : INFINITY, last = t0;
-	Totals prev{};
-	bool interrupted = false;
 	timespec ts{};
-	uint64_t loops = 0;
 
 	while (sent < limit) {
-		if ((++loops & 15) == 0 || o.rate) {
-			double t = now_s();
-			if (stop_requested()) {
-				interrupted = true;
-				break;
-			}
-			if (o.duration && t - t0 >= *o.duration)
-				break;
-			if (t >= next_report) {
-				Totals cur = sum(e, false);
-				cur.bytes = bytes;
-				print_interval(g, dev, e, false, cur, prev, t - last, nullptr);
-				prev = cur;
-				last = t;
-				next_report = t + o.interval;
-			}
-			if (o.rate && static_cast<double>(segs) >= *o.rate * (t - t0)) {
-				for (auto &s : e.socks)
-					s.complete();
-				continue;
-			}
-		}
+		auto st = pacer.step(segs, 16, [&](const Totals &) { return bytes; });
+		if (st == SendPacer::Step::stop)
+			break;
+		if (st == SendPacer::Step::wait)
+			continue;
 		for (auto &s : e.socks) {
 			s.complete();
 			if (sent == limit)
@@ -411,34 +474,9 @@ Status send_gso_loop(const Globals &g, const Netdev &dev, Engine &e, const XskOp
 			s.kick();
 		}
 	}
-	const double drain_until = now_s() + 2.0;
-	for (;;) {
-		uint64_t out = 0;
-		for (auto &s : e.socks) {
-			s.complete();
-			out += s.tx_outstanding();
-			if (s.tx_outstanding())
-				s.kick();
-		}
-		if (!out || now_s() > drain_until)
-			break;
-		usleep(50);
-	}
-	const double secs = now_s() - t0;
-	Totals t = sum(e, false);
-	t.bytes = bytes;
-	if (pcap)
-		if (auto st = pcap->close(); !st)
-			return st;
-	print_summary(g, dev, e, false, t, secs, nullptr, pcap ? pcap->frames() : 0, interrupted);
 	if (!g.json)
 		std::printf("  gso: %" PRIu64 " super-packets -> %" PRIu64 " segments\n", sent, segs);
-	if (t.completed != t.submitted)
-		return runtime_error(std::to_string(t.submitted - t.completed) + " frames never completed on " +
-				     dev.name);
-	if (!accounting_ok(e, nullptr))
-		return runtime_error("UMEM frame accounting inconsistent (bug)");
-	return ok();
+	return pacer.finish(bytes, pcap);
 }
 
 Status run_send(const Globals &g, const XskOpts &o)
@@ -570,47 +608,25 @@ Status run_send(const Globals &g, const XskOpts &o)
 			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
 			     hw_csum ? ", checksum by TX metadata" : "", len);
 
-	install_stop_handler();
+	SendPacer pacer(g, *dev, e, o);
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
 	const uint32_t burst = o.batch / chunks;	// frames per socket per round
 	std::vector<uint64_t> addrs(burst * chunks);
 	std::vector<xsk::TxDesc> descs(burst * chunks);
 	uint64_t queued = 0;	// frames on a TX ring so far
-	const double t0 = now_s();
-	double next_report = o.interval > 0 ? t0 + o.interval : INFINITY, last = t0;
-	Totals prev{};
-	bool interrupted = false;
 	timespec ts{};
-	uint64_t loops = 0;
 
 	while (queued < limit) {
-		if ((++loops & 63) == 0 || o.rate) {
-			double t = now_s();
-			if (stop_requested()) {
-				interrupted = true;
-				break;
-			}
-			if (o.duration && t - t0 >= *o.duration)
-				break;
-			if (t >= next_report) {
-				Totals cur = sum(e, false);
-				cur.bytes = cur.packets * len;
-				print_interval(g, *dev, e, false, cur, prev, t - last, nullptr);
-				prev = cur;
-				last = t;
-				next_report = t + o.interval;
-			}
-			if (o.rate && static_cast<double>(queued) >= *o.rate * (t - t0)) {
-				for (auto &s : e.socks)
-					s.complete();
-				continue;
-			}
-		}
+		auto st = pacer.step(queued, 64, [len](const Totals &cur) { return cur.packets * len; });
+		if (st == SendPacer::Step::stop)
+			break;
+		if (st == SendPacer::Step::wait)
+			continue;
 		for (auto &s : e.socks) {
 			s.complete();
 			uint64_t want = std::min<uint64_t>(burst, limit - queued);
 			if (o.rate) {
-				uint64_t allowed = static_cast<uint64_t>(*o.rate * (now_s() - t0)) + 1;
+				uint64_t allowed = pacer.allowed();
 				want = allowed > queued ? std::min<uint64_t>(want, allowed - queued) : 0;
 			}
 			if (!want)
@@ -637,33 +653,9 @@ Status run_send(const Globals &g, const XskOpts &o)
 			}
 		}
 	}
-	// Drain: every queued frame must come back on the completion ring.
-	const double drain_until = now_s() + 2.0;
-	for (;;) {
-		uint64_t out = 0;
-		for (auto &s : e.socks) {
-			s.complete();
-			out += s.tx_outstanding();
-			if (s.tx_outstanding())
-				s.kick();
-		}
-		if (!out || now_s() > drain_until)
-			break;
-		usleep(50);
-	}
-	const double secs = now_s() - t0;
+	// every queued frame must come back on the completion ring
 	Totals t = sum(e, false);
-	t.bytes = t.completed * len;
-	if (pcap)
-		if (auto s = pcap->close(); !s)
-			return s;
-	print_summary(g, *dev, e, false, t, secs, nullptr, pcap ? pcap->frames() : 0, interrupted);
-	if (t.completed != t.submitted)
-		return runtime_error(std::to_string(t.submitted - t.completed) + " frames never completed on " +
-				     dev->name);
-	if (!accounting_ok(e, nullptr))
-		return runtime_error("UMEM frame accounting inconsistent (bug)");
-	return ok();
+	return pacer.finish(t.submitted * len, pcap);
 }
 
 // ---- recv -------------------------------------------------------------------
