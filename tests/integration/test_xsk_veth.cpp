@@ -145,6 +145,18 @@ Bytes expected_frame(const Case &c)
 	return b.build();
 }
 
+// Lower-case hex without separators, as xo-pkt capture --hex prints it.
+std::string hexdump_flat(const Bytes &b)
+{
+	static const char digits[] = "0123456789abcdef";
+	std::string s;
+	for (uint8_t x : b) {
+		s += digits[x >> 4];
+		s += digits[x & 15];
+	}
+	return s;
+}
+
 std::string vid_arg(const std::vector<uint16_t> &v)
 {
 	std::string s;
@@ -289,6 +301,38 @@ TEST_F(XskVeth, SecondSendOnSameQueueIsRefused)
 	EXPECT_EQ(rx2.exit_code, 1) << rx2.describe();
 	EXPECT_NE(rx2.err.find("already in use"), std::string::npos) << rx2.err;
 	EXPECT_TRUE(rx.wait(10).ok());
+}
+
+// Multi-buffer TX (XDP_USE_SG): a 6000-byte frame spans two 4096-byte UMEM
+// chunks; the peer must see it whole and byte-exact, and send must count
+// frames, not chunks, on both the TX and the completion side.
+TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
+{
+	for (const std::string &ns : {tb_->ns_a(), tb_->ns_b()}) {
+		const std::string &ifname = ns == tb_->ns_a() ? tb_->if_a() : tb_->if_b();
+		CmdResult m = run_cmd({"ip", "-n", ns, "link", "set", "dev", ifname, "mtu", "9000"}, 10);
+		ASSERT_TRUE(m.ok()) << m.describe();
+	}
+	const std::string pkt = env_or_empty("XO_PKT");
+	ASSERT_FALSE(pkt.empty()) << "XO_PKT must be set (run through ctest)";
+	const std::string ready = tmp_ + "/ready";
+	BackgroundCmd cap({pkt, "-n", tb_->ns_b(), "capture", tb_->if_b(), "--count", "3", "--timeout", "8", "--hex",
+			   "--src-mac", "02:00:00:00:00:0a", "--ready-file", ready});
+	for (int i = 0; i < 100 && access(ready.c_str(), F_OK); i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	CmdResult tx = run_cmd(tool(tb_->ns_a(), send_args({"--size", "6000", "--count", "3"})), kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	EXPECT_NE(tx.out.find("\"completed\":3"), std::string::npos) << tx.out;
+	CmdResult got = cap.wait(10);
+	ASSERT_TRUE(got.ok()) << got.describe();
+	std::string want = hexdump_flat(expected_frame(Case{"mb", 6000, {}}));
+	size_t frames = 0;
+	for (size_t at = got.out.find(" hex "); at != std::string::npos; at = got.out.find(" hex ", at + 1)) {
+		size_t end = got.out.find('\n', at);
+		EXPECT_EQ(got.out.substr(at + 5, end - at - 5), want) << "frame " << frames;
+		frames++;
+	}
+	EXPECT_EQ(frames, 3u);
 }
 
 TEST_F(XskVeth, UsageErrors)

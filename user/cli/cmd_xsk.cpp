@@ -636,6 +636,8 @@ Status run_send(const Globals &g, const XskOpts &o)
 			for (uint32_t i = 0; i < n; i++) {
 				uint32_t k = i % chunks;
 				uint32_t l = std::min(cap, len - k * cap);
+				if (chunks > 1) // prefilled frames only hold whole one-chunk frames
+					std::memcpy(s.data(addrs[i]), frame.data() + k * cap, l);
 				descs[i] = xsk::TxDesc{addrs[i], l, k + 1 < chunks, hw_csum && k == 0, built->csum_start,
 						       built->csum_offset};
 			}

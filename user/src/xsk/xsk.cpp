@@ -237,6 +237,9 @@ struct XskSocket::Impl {
 	std::vector<uint64_t> free_list;	// stack of chunk addresses
 	uint32_t nfree = 0;
 	std::vector<FrameState> state;		// by frame index - first
+	// by frame index - first: set while in TX when the chunk ends its frame,
+	// so completions count frames, as submissions do
+	std::vector<uint8_t> ends_frame;
 	uint64_t in_state[4] = {};		// counters by FrameState
 	uint64_t bad_addr = 0;
 
@@ -257,6 +260,8 @@ struct XskSocket::Impl {
 		return true;
 	}
 	uint64_t chunk(uint64_t addr) const noexcept { return addr & ~((uint64_t{1} << shift) - 1); }
+	// Index of a chunk of ours (callers checked it with move()).
+	uint64_t index(uint64_t chunk_addr) const noexcept { return (chunk_addr >> shift) - first; }
 };
 
 XskSocket::XskSocket(std::unique_ptr<Impl> p) : p_(std::move(p)) {}
@@ -414,6 +419,7 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 		p->free_list[i] = static_cast<uint64_t>(p->first + p->count - 1 - i) << p->shift;
 	p->nfree = p->count;
 	p->state.assign(p->count, FrameState::free);
+	p->ends_frame.assign(p->count, 0);
 	p->in_state[static_cast<int>(FrameState::free)] = p->count;
 	return XskSocket(std::move(p));
 }
@@ -535,7 +541,8 @@ uint32_t XskSocket::tx_submit(std::span<const TxDesc> descs) noexcept
 			md->csum_offset = d.csum_offset;
 			x->options |= kXdpTxMetadata;
 		}
-		s.move(s.chunk(d.addr), FrameState::in_use, FrameState::tx);
+		if (s.move(s.chunk(d.addr), FrameState::in_use, FrameState::tx))
+			s.ends_frame[s.index(s.chunk(d.addr))] = !d.more;
 		s.st.tx_bytes += d.len;
 		if (!d.more)
 			s.st.tx_packets++;
@@ -549,14 +556,17 @@ uint32_t XskSocket::complete() noexcept
 	Impl &s = *p_;
 	uint32_t idx = 0;
 	uint32_t n = xsk_ring_cons__peek(&s.comp, s.comp.size, &idx);
+	uint32_t frames = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a = s.chunk(*xsk_ring_cons__comp_addr(&s.comp, idx + i));
-		if (s.move(a, FrameState::tx, FrameState::free))
+		if (s.move(a, FrameState::tx, FrameState::free)) {
+			frames += s.ends_frame[s.index(a)];
 			s.free_list[s.nfree++] = a;
+		}
 	}
 	if (n) {
 		xsk_ring_cons__release(&s.comp, n);
-		s.st.tx_completed += n;
+		s.st.tx_completed += frames;
 	}
 	return n;
 }
