@@ -1,0 +1,135 @@
+# Shared by tools/kpatch-check and tools/kpatch-boot (sourced, not run):
+# Debian packages, the cached kernel trees, and applying kpatches/series.
+#
+# Cache layout (XO_KPATCH_CACHE, default /var/cache/xoffload/kpatch as root,
+# else ${XDG_CACHE_HOME:-~/.cache}/xoffload/kpatch; never inside the repo):
+#   src/<name>/          an extracted linux-source tarball, built in place
+#   src/<name>.pristine/ pristine copies of every file the series touches
+#   src/<name>.stamp     the package version the tree was extracted from
+#   src/<name>.lock      flock: one user of a tree at a time
+
+KP_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KP_PATCHES="$KP_REPO/kpatches"
+if [[ -z ${XO_KPATCH_CACHE:-} ]]; then
+	if [[ $(id -u) == 0 ]]; then
+		XO_KPATCH_CACHE=/var/cache/xoffload/kpatch
+	else
+		XO_KPATCH_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/xoffload/kpatch
+	fi
+fi
+KP_CACHE=$XO_KPATCH_CACHE
+KP_JOBS=${XO_KPATCH_JOBS:-2}
+KP_NICE=(nice -n "${XO_KPATCH_NICE:-10}")
+
+kp_log() { printf '%s: %s\n' "${KP_TOOL:-kpatch}" "$*" >&2; }
+kp_die() { kp_log "error: $*"; exit 1; }
+
+# kp_need_pkgs PKG...: install whichever Debian packages are missing; exits
+# 77 (ctest SKIP_RETURN_CODE) when some are missing and we are not root.
+kp_need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	if [[ $(id -u) != 0 ]]; then
+		kp_log "SKIP: missing packages and not root to install them: ${missing[*]}"
+		exit 77
+	fi
+	kp_log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+		{ apt-get -o DPkg::Lock::Timeout=600 update -q >&2 &&
+		  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2; } ||
+		kp_die "apt-get install ${missing[*]} failed"
+}
+
+# The series, in order, without comments or blank lines.
+kp_series() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$KP_PATCHES/series"
+}
+
+# Files a patch modifies (the b/ side).
+kp_patch_files() {
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1"
+}
+
+# kp_lock NAME: hold src/NAME.lock until the calling shell exits.
+kp_lock() {
+	mkdir -p "$KP_CACHE/src"
+	exec {KP_LOCK_FD}>"$KP_CACHE/src/$1.lock"
+	flock -n "$KP_LOCK_FD" || {
+		kp_log "waiting for another user of $KP_CACHE/src/$1"
+		flock "$KP_LOCK_FD"
+	}
+}
+
+# kp_tree VER NAME: make sure src/NAME holds linux-source-VER as packaged now
+# (re-extracted when the package version changes); prints the tree path.
+kp_tree() {
+	local ver=$1 name=$2 tarball=/usr/src/linux-source-$1.tar.xz
+	local dir="$KP_CACHE/src/$name" pkgver
+	pkgver=$(dpkg-query -W -f='${Version}' "linux-source-$ver")
+	[[ -f $tarball ]] || kp_die "$tarball missing although linux-source-$ver is installed"
+	if [[ ! -f $dir/Makefile || $(cat "$dir.stamp" 2>/dev/null) != "$pkgver" ]]; then
+		kp_log "extracting linux-source-$ver $pkgver into $dir"
+		rm -rf "$dir" "$dir.pristine" "$dir.stamp" "$dir.tmp"
+		mkdir -p "$dir.tmp"
+		"${KP_NICE[@]}" tar -C "$dir.tmp" -xf "$tarball"
+		mv "$dir.tmp/linux-source-$ver" "$dir"
+		rmdir "$dir.tmp"
+		mkdir -p "$dir.pristine"
+		echo "$pkgver" >"$dir.stamp"
+	fi
+	echo "$dir"
+}
+
+# kp_restore TREE: put back the pristine copy of every file a series ever
+# touched. Untouched files keep their timestamps, so builds stay incremental.
+kp_restore() {
+	local tree=$1 f
+	(cd "$tree.pristine" && find . -type f -printf '%P\n') | while read -r f; do
+		cmp -s "$tree.pristine/$f" "$tree/$f" ||
+			cp --remove-destination "$tree.pristine/$f" "$tree/$f"
+	done
+	# Files created by a patch have an empty marker in .pristine/.created/.
+	if [[ -d $tree.pristine/.created ]]; then
+		(cd "$tree.pristine/.created" && find . -type f -printf '%P\n') | while read -r f; do
+			rm -f "$tree/$f"
+		done
+	fi
+}
+
+# kp_apply_one TREE PATCH LOG: apply one patch of kpatches/ with patch -p1
+# -F0 (no fuzz; line offsets are reported, not refused), stashing pristine
+# copies first. 0 if it applied, 1 otherwise; patch(1) output is appended to
+# LOG.
+kp_apply_one() {
+	local tree=$1 p=$2 log=$3 f out
+	for f in $(kp_patch_files "$KP_PATCHES/$p"); do
+		if [[ -f $tree/$f ]]; then
+			[[ -f $tree.pristine/$f ]] || install -D -m 644 "$tree/$f" "$tree.pristine/$f"
+		else
+			install -D /dev/null "$tree.pristine/.created/$f"
+		fi
+	done
+	if ! out=$(cd "$tree" && patch -p1 -F0 -N --dry-run <"$KP_PATCHES/$p" 2>&1); then
+		printf '%s: DOES NOT APPLY\n%s\n' "$p" "$out" >>"$log"
+		return 1
+	fi
+	out=$(cd "$tree" && patch -p1 -F0 -N <"$KP_PATCHES/$p" 2>&1) ||
+		{ printf '%s: FAILED\n%s\n' "$p" "$out" >>"$log"; return 1; }
+	printf '%s\n%s\n' "$p" "$out" >>"$log"
+	! grep -qi fuzz <<<"$out"
+}
+
+# kp_apply TREE LOG: apply the whole series to a restored tree, in order;
+# stops at the first patch that does not apply cleanly (returns 1).
+kp_apply() {
+	local tree=$1 log=$2 p
+	: >"$log"
+	for p in $(kp_series); do
+		kp_apply_one "$tree" "$p" "$log" || return 1
+	done
+}
