@@ -11,6 +11,7 @@ namespace xoffload::cli {
 void add_attach_commands(CLI::App &app, Globals &g, int &rc);	// attach, detach, status
 void add_vlan_command(CLI::App &app, Globals &g, int &rc);
 void add_xsk_commands(CLI::App &app, Globals &g, int &rc);	// send, recv
+void add_features_command(CLI::App &app, Globals &g, int &rc);
 
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);

@@ -1,0 +1,223 @@
+// The stack below an interface on the running system: links from an
+// rtnetlink dump (IFLA_LINK, IFLA_MASTER, IFLA_INFO_KIND, IFLA_VLAN_PROTOCOL,
+// IFLA_VXLAN_LINK), active features from SIOCETHTOOL (ETHTOOL_GSTRINGS of
+// ETH_SS_FEATURES + ETHTOOL_GFEATURES), the kind from ETHTOOL_GDRVINFO.
+// Works in the caller's network namespace (no /sys, so -n NETNS is right).
+#include <arpa/inet.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "xoffload/fd.hpp"
+#include "xoffload/features.hpp"
+
+namespace xoffload {
+
+namespace {
+
+struct Link {
+	int index = 0;
+	std::string name, kind;
+	int link = 0, master = 0, vxlan_link = 0;
+	uint16_t vlan_proto = 0x8100;
+};
+
+void parse_attrs(const rtattr *rta, int len, std::map<int, const rtattr *> &out)
+{
+	for (; RTA_OK(rta, len); rta = RTA_NEXT(rta, len))
+		out[rta->rta_type & ~NLA_F_NESTED] = rta;
+}
+
+Result<std::map<int, Link>> dump_links()
+{
+	UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+	if (!fd.valid())
+		return errno_error("netlink socket", errno);
+	struct {
+		nlmsghdr nh;
+		ifinfomsg ifm;
+	} req{};
+	req.nh.nlmsg_len = sizeof(req);
+	req.nh.nlmsg_type = RTM_GETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nh.nlmsg_seq = 1;
+	req.ifm.ifi_family = AF_UNSPEC;
+	if (::send(fd.get(), &req, sizeof(req), 0) < 0)
+		return errno_error("RTM_GETLINK", errno);
+	std::map<int, Link> links;
+	std::unique_ptr<char[]> buf(new char[65536]);
+	for (;;) {
+		ssize_t n = ::recv(fd.get(), buf.get(), 65536, 0);
+		if (n < 0)
+			return errno_error("RTM_GETLINK recv", errno);
+		int len = static_cast<int>(n);
+		for (auto *nh = reinterpret_cast<nlmsghdr *>(buf.get()); NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
+			if (nh->nlmsg_type == NLMSG_DONE)
+				return links;
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				return errno_error("RTM_GETLINK", -reinterpret_cast<nlmsgerr *>(NLMSG_DATA(nh))->error);
+			if (nh->nlmsg_type != RTM_NEWLINK)
+				continue;
+			auto *ifm = reinterpret_cast<ifinfomsg *>(NLMSG_DATA(nh));
+			std::map<int, const rtattr *> a;
+			parse_attrs(IFLA_RTA(ifm), static_cast<int>(IFLA_PAYLOAD(nh)), a);
+			Link l;
+			l.index = ifm->ifi_index;
+			auto u32 = [](const rtattr *r) { return *reinterpret_cast<const uint32_t *>(RTA_DATA(r)); };
+			if (a.count(IFLA_IFNAME))
+				l.name = static_cast<const char *>(RTA_DATA(a[IFLA_IFNAME]));
+			if (a.count(IFLA_LINK))
+				l.link = static_cast<int>(u32(a[IFLA_LINK]));
+			if (a.count(IFLA_MASTER))
+				l.master = static_cast<int>(u32(a[IFLA_MASTER]));
+			if (a.count(IFLA_LINKINFO)) {
+				std::map<int, const rtattr *> li;
+				const rtattr *r = a[IFLA_LINKINFO];
+				parse_attrs(static_cast<const rtattr *>(RTA_DATA(r)), static_cast<int>(RTA_PAYLOAD(r)), li);
+				if (li.count(IFLA_INFO_KIND))
+					l.kind = static_cast<const char *>(RTA_DATA(li[IFLA_INFO_KIND]));
+				if (li.count(IFLA_INFO_DATA)) {
+					std::map<int, const rtattr *> d;
+					const rtattr *dr = li[IFLA_INFO_DATA];
+					parse_attrs(static_cast<const rtattr *>(RTA_DATA(dr)), static_cast<int>(RTA_PAYLOAD(dr)), d);
+					if (l.kind == "vlan" && d.count(IFLA_VLAN_PROTOCOL))
+						l.vlan_proto = ntohs(*reinterpret_cast<const uint16_t *>(RTA_DATA(d[IFLA_VLAN_PROTOCOL])));
+					if (l.kind == "vxlan" && d.count(IFLA_VXLAN_LINK))
+						l.vxlan_link = static_cast<int>(u32(d[IFLA_VXLAN_LINK]));
+				}
+			}
+			links[l.index] = l;
+		}
+	}
+}
+
+Status ethtool_ioctl(const std::string &ifname, void *data)
+{
+	UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+	if (!fd.valid())
+		return errno_error("socket", errno);
+	ifreq ifr{};
+	std::strncpy(ifr.ifr_name, ifname.c_str(), IFNAMSIZ - 1);
+	ifr.ifr_data = static_cast<char *>(data);
+	if (::ioctl(fd.get(), SIOCETHTOOL, &ifr))
+		return errno_error("SIOCETHTOOL on " + ifname, errno);
+	return ok();
+}
+
+std::string driver_of(const std::string &ifname)
+{
+	ethtool_drvinfo di{};
+	di.cmd = ETHTOOL_GDRVINFO;
+	if (!ethtool_ioctl(ifname, &di))
+		return "";
+	return di.driver;
+}
+
+} // namespace
+
+Result<FeatureMask> read_live_features(const std::string &ifname)
+{
+	if (!if_nametoindex(ifname.c_str()))
+		return usage_error("unknown interface '" + ifname + "'");
+	// names of the feature bits of this kernel
+	alignas(8) uint8_t ssbuf[sizeof(ethtool_sset_info) + sizeof(uint32_t)] = {};
+	auto *ss = reinterpret_cast<ethtool_sset_info *>(ssbuf);
+	ss->cmd = ETHTOOL_GSSET_INFO;
+	ss->sset_mask = 1ULL << ETH_SS_FEATURES;
+	if (auto s = ethtool_ioctl(ifname, ss); !s)
+		return s.error();
+	uint32_t n = ss->data[0];
+	if (!n || n > 1024)
+		return runtime_error("ETH_SS_FEATURES count " + std::to_string(n));
+	std::vector<uint8_t> sbuf(sizeof(ethtool_gstrings) + n * ETH_GSTRING_LEN);
+	auto *gs = reinterpret_cast<ethtool_gstrings *>(sbuf.data());
+	gs->cmd = ETHTOOL_GSTRINGS;
+	gs->string_set = ETH_SS_FEATURES;
+	gs->len = n;
+	if (auto s = ethtool_ioctl(ifname, gs); !s)
+		return s.error();
+	uint32_t blocks = (n + 31) / 32;
+	std::vector<uint8_t> fbuf(sizeof(ethtool_gfeatures) + blocks * sizeof(ethtool_get_features_block));
+	auto *gf = reinterpret_cast<ethtool_gfeatures *>(fbuf.data());
+	gf->cmd = ETHTOOL_GFEATURES;
+	gf->size = blocks;
+	if (auto s = ethtool_ioctl(ifname, gf); !s)
+		return s.error();
+	FeatureMask m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!(gf->features[i / 32].active & (1U << (i % 32))))
+			continue;
+		std::string name(reinterpret_cast<const char *>(gs->data) + i * ETH_GSTRING_LEN,
+				 strnlen(reinterpret_cast<const char *>(gs->data) + i * ETH_GSTRING_LEN, ETH_GSTRING_LEN));
+		if (auto f = feature_from_name(name))
+			m |= fbit(*f);
+	}
+	return m;
+}
+
+Result<std::vector<LayerSpec>> read_live_stack(const std::string &ifname)
+{
+	auto links = dump_links();
+	if (!links)
+		return links.error();
+	int idx = static_cast<int>(if_nametoindex(ifname.c_str()));
+	if (!idx || !links->count(idx))
+		return usage_error("unknown interface '" + ifname + "'");
+	std::vector<LayerSpec> out;
+	for (int depth = 0; idx && depth < 8; depth++) {
+		const Link &l = (*links)[idx];
+		LayerSpec s;
+		s.ifname = l.name;
+		std::string drv = driver_of(l.name);
+		auto k = dev_kind_from_name(l.kind.empty() ? drv : l.kind);
+		if (!k)
+			k = dev_kind_from_name(drv);
+		s.kind = k.value_or(DevKind::unknown);
+		s.vlan_proto = l.vlan_proto;
+		if (s.kind == DevKind::tun)
+			s.tun_offload = true;	// live features decide
+		auto f = read_live_features(l.name);
+		if (f)
+			s.live = *f;
+		out.push_back(s);
+		// the lower device: the real device of vlan/macvlan/ipvlan, the
+		// first port of a bridge/bond/team, the underlay of vxlan
+		int next = 0;
+		if (s.kind == DevKind::vlan || s.kind == DevKind::macvlan || s.kind == DevKind::ipvlan)
+			next = l.link;
+		else if (s.kind == DevKind::vxlan)
+			next = l.vxlan_link;
+		else if (s.kind == DevKind::bridge || s.kind == DevKind::bond || s.kind == DevKind::team) {
+			for (const auto &[i, p] : *links)
+				if (p.master == l.index) {
+					next = i;
+					break;
+				}
+		}
+		if (next && !links->count(next))
+			next = 0;	// IFLA_LINK into another netns
+		idx = next;
+	}
+	return out;
+}
+
+Result<TxQueueFacts> tx_queue_facts_live(const std::string &ifname, KernelVersion k, bool zero_copy)
+{
+	if (!if_nametoindex(ifname.c_str()))
+		return usage_error("unknown interface '" + ifname + "'");
+	std::string drv = driver_of(ifname);
+	return tx_queue_facts(dev_kind_from_name(drv).value_or(DevKind::unknown), k, zero_copy);
+}
+
+} // namespace xoffload
