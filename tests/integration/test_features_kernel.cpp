@@ -279,7 +279,7 @@ TEST_P(FeaturesVsKernel, ModelMatchesKernel)
 				"address", "02:00:00:00:00:0b"}));
 		ASSERT_TRUE(ip({"link", "set", "vA", "up"}));
 		ASSERT_TRUE(ip({"link", "set", "vB", "up"}));
-		if (bottom.force_off & fbit(Feature::tso)) {
+		if (bottom.force_off & fbit(NetdevFeature::tso)) {
 			ASSERT_TRUE(ns_exec({"ethtool", "-K", "vA", "tso", "off"}));
 		}
 	}

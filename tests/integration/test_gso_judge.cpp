@@ -82,8 +82,7 @@ protected:
 						 "--size", std::to_string(size), "--count", std::to_string(count),
 						 "--dst-mac", mac_b_, "--src-ip", ip_a_, "--dst-ip", ip_b_,
 						 "--proto", "udp", "--dst-port", std::to_string(kPort), "--interval", "0"};
-		if (tx_csum)
-			argv.push_back("--tx-csum");
+		argv.push_back(tx_csum ? "--tx-csum" : "--sw-csum");
 		if (!mss.empty()) {
 			argv.push_back("--mss");
 			argv.push_back(mss);

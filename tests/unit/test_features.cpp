@@ -157,25 +157,25 @@ INSTANTIATE_TEST_SUITE_P(Kernel, FeatureTable, ::testing::ValuesIn(kRows),
 
 TEST(FeatureNames, EthtoolNamesRoundTrip)
 {
-	for (Feature f : all_features()) {
+	for (NetdevFeature f : all_features()) {
 		ASSERT_NE(feature_name(f), nullptr);
 		EXPECT_EQ(feature_from_name(feature_name(f)), f) << feature_name(f);
 	}
-	EXPECT_STREQ(feature_name(Feature::tso), "tx-tcp-segmentation");
-	EXPECT_STREQ(feature_name(Feature::gso_udp_tunnel), "tx-udp_tnl-segmentation");
-	EXPECT_STREQ(feature_name(Feature::vlan_stag_tx), "tx-vlan-stag-hw-insert");
+	EXPECT_STREQ(feature_name(NetdevFeature::tso), "tx-tcp-segmentation");
+	EXPECT_STREQ(feature_name(NetdevFeature::gso_udp_tunnel), "tx-udp_tnl-segmentation");
+	EXPECT_STREQ(feature_name(NetdevFeature::vlan_stag_tx), "tx-vlan-stag-hw-insert");
 	EXPECT_EQ(mask_names(0), "none");
 }
 
 TEST(FeatureMasks, MatchNetdevFeaturesH)
 {
 	// include/linux/netdev_features.h: NETIF_F_GSO_MASK spans bits 16..34
-	EXPECT_TRUE(fmask::gso & fbit(Feature::tso));
-	EXPECT_TRUE(fmask::gso & fbit(Feature::gso_fraglist));
-	EXPECT_FALSE(fmask::gso & fbit(Feature::rxcsum));
-	EXPECT_FALSE(fmask::gso & fbit(Feature::gso));
-	EXPECT_TRUE(fmask::gso_software & fbit(Feature::gso_udp_l4));
-	EXPECT_FALSE(fmask::gso_software & fbit(Feature::gso_udp));
+	EXPECT_TRUE(fmask::gso & fbit(NetdevFeature::tso));
+	EXPECT_TRUE(fmask::gso & fbit(NetdevFeature::gso_fraglist));
+	EXPECT_FALSE(fmask::gso & fbit(NetdevFeature::rxcsum));
+	EXPECT_FALSE(fmask::gso & fbit(NetdevFeature::gso));
+	EXPECT_TRUE(fmask::gso_software & fbit(NetdevFeature::gso_udp_l4));
+	EXPECT_FALSE(fmask::gso_software & fbit(NetdevFeature::gso_udp));
 }
 
 TEST(ParseStack, LayersAndOptions)
@@ -188,7 +188,7 @@ TEST(ParseStack, LayersAndOptions)
 	EXPECT_EQ((*s)[2].kind, DevKind::bridge);
 	EXPECT_TRUE((*s)[3].udp_csum);
 	EXPECT_TRUE((*s)[4].peer_xdp);
-	EXPECT_TRUE((*s)[4].force_off & fbit(Feature::tso6)) << "tso off covers both TCP families, like ethtool";
+	EXPECT_TRUE((*s)[4].force_off & fbit(NetdevFeature::tso6)) << "tso off covers both TCP families, like ethtool";
 }
 
 TEST(ParseStack, RejectsGarbage)
@@ -206,9 +206,9 @@ TEST(Stack, UpperDevicesFollowLowers)
 	ASSERT_TRUE(s.ok());
 	auto st = build_stack(*s, KernelVersion::v6_12, false);
 	// macvlan_init(): lower & MACVLAN_FEATURES (no IP_CSUM) | ALWAYS_ON_OFFLOADS (HW_CSUM, GSO_SOFTWARE)
-	EXPECT_TRUE(st[0].features & fbit(Feature::hw_csum));
-	EXPECT_FALSE(st[0].features & fbit(Feature::ip_csum));
-	EXPECT_TRUE(st[0].features & fbit(Feature::gso_udp_l4));
+	EXPECT_TRUE(st[0].features & fbit(NetdevFeature::hw_csum));
+	EXPECT_FALSE(st[0].features & fbit(NetdevFeature::ip_csum));
+	EXPECT_TRUE(st[0].features & fbit(NetdevFeature::gso_udp_l4));
 	EXPECT_EQ(st[0].check, FeaturesCheck::passthru);
 	EXPECT_EQ(st[1].check, FeaturesCheck::mlx4);
 }

@@ -24,8 +24,8 @@ const char *where_name(Where w)
 // The lines of ethtool -k that matter on TX, for one mask.
 void print_ethtool_like(FeatureMask m, const char *indent)
 {
-	for (Feature f : all_features()) {
-		if (f == Feature::rxcsum || f == Feature::vlan_challenged)
+	for (NetdevFeature f : all_features()) {
+		if (f == NetdevFeature::rxcsum || f == NetdevFeature::vlan_challenged)
 			continue;
 		std::printf("%s%s: %s\n", indent, feature_name(f), (m & fbit(f)) ? "on" : "off");
 	}
@@ -35,14 +35,14 @@ void print_ethtool_like(FeatureMask m, const char *indent)
 // the GSO types it needs (the rest of ethtool -k is shown by --explain).
 FeatureMask relevant(const PacketClass &p)
 {
-	FeatureMask m = fbit(Feature::sg) | fbit(Feature::fraglist) | fmask::csum | fmask::vlan_tx |
-			fbit(Feature::gso_udp_tunnel) | fbit(Feature::gso_udp_tunnel_csum) | fbit(Feature::gso_partial);
+	FeatureMask m = fbit(NetdevFeature::sg) | fbit(NetdevFeature::fraglist) | fmask::csum | fmask::vlan_tx |
+			fbit(NetdevFeature::gso_udp_tunnel) | fbit(NetdevFeature::gso_udp_tunnel_csum) | fbit(NetdevFeature::gso_partial);
 	switch (p.l4) {
-	case L4::tcp4: m |= fbit(Feature::tso); break;
-	case L4::tcp6: m |= fbit(Feature::tso6); break;
+	case L4::tcp4: m |= fbit(NetdevFeature::tso); break;
+	case L4::tcp6: m |= fbit(NetdevFeature::tso6); break;
 	case L4::udp4:
-	case L4::udp6: m |= fbit(Feature::gso_udp_l4); break;
-	case L4::ufo4: m |= fbit(Feature::gso_udp); break;
+	case L4::udp6: m |= fbit(NetdevFeature::gso_udp_l4); break;
+	case L4::ufo4: m |= fbit(NetdevFeature::gso_udp); break;
 	}
 	return m;
 }
@@ -71,7 +71,7 @@ void print_text(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 		for (const auto &t : l.trace) {
 			std::printf("    - %s", t.rule.c_str());
 			// rx-checksum and tx-generic-segmentation (NETIF_F_GSO) play no part on TX
-			FeatureMask shown = t.removed & ~(fbit(Feature::rxcsum) | fbit(Feature::gso));
+			FeatureMask shown = t.removed & ~(fbit(NetdevFeature::rxcsum) | fbit(NetdevFeature::gso));
 			if (shown)
 				std::printf(" [removed: %s]", mask_names(shown).c_str());
 			std::printf("\n        (%s)\n", t.cite.c_str());

@@ -19,6 +19,7 @@
 #include "xoffload/loader.hpp"
 #include "xoffload/pcap.hpp"
 #include "xoffload/traffic.hpp"
+#include "xoffload/features.hpp"
 #include "xoffload/gso.hpp"
 #include "xoffload/xsk.hpp"
 #include "xoffload/xsk_prog.hpp"
@@ -53,6 +54,7 @@ struct XskOpts {
 	bool tx_csum = false;
 	bool no_tx_metadata = false;
 	std::string gso;		// tso | uso | ufo: --size is a super-packet, segmented per send
+	bool sw_csum = false;		// --gso: never leave the checksum to the queue
 	uint16_t mss = 0;		// 0: from a 1500-byte MTU
 	// recv
 	std::string xdp_mode = "native";
@@ -567,7 +569,22 @@ Status run_send(const Globals &g, const XskOpts &o)
 				return w.error();
 			pcap.emplace(std::move(*w));
 		}
-		req.csum = hw_csum ? CsumMode::tx_metadata : CsumMode::software;
+		// ask the feature model what this queue does; the engine does the rest
+		PacketClass pc;
+		pc.l4 = req.type == GsoType::tso4 ? L4::tcp4 : req.type == GsoType::tso6 ? L4::tcp6
+		      : req.type == GsoType::uso4 ? L4::udp4 : req.type == GsoType::uso6 ? L4::udp6 : L4::ufo4;
+		pc.vlans = req.ntags;
+		pc.payload = static_cast<unsigned>(super->bytes.size());
+		pc.gso_size = req.mss;
+		auto facts = tx_queue_facts_live(dev->name, KernelVersion::v6_12, e.socks.front().zero_copy());
+		TxPlan plan;
+		if (facts)
+			plan = tx_plan(*facts, pc);
+		const bool csum_hw = !o.sw_csum && e.umem->tx_metadata() && (o.tx_csum || plan.csum_hw);
+		if (g.verbose && !g.json)
+			for (const auto &r : plan.reasons)
+				std::fprintf(stderr, "tx plan: %s\n", r.c_str());
+		req.csum = csum_hw ? CsumMode::tx_metadata : CsumMode::software;
 		return send_gso_loop(g, *dev, e, o, *super, req, pcap);
 	}
 	spec.csum_partial = hw_csum;
@@ -826,6 +843,8 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	s->add_option("--vlan", so->vlan, "VID or OUTER,INNER (802.1ad + 802.1Q)");
 	s->add_option("--gso", so->gso, "tso | uso | ufo: --size is a super-packet, segmented into each send");
 	s->add_option("--mss", so->mss, "Segment payload (UFO: fragment data) bytes; default fills a 1500 MTU");
+	s->add_flag("--sw-csum", so->sw_csum,
+		    "With --gso: compute every checksum in software even where the queue takes TX metadata");
 	s->add_flag("--tx-csum", so->tx_csum,
 		    "Let the device compute the L4 checksum (AF_XDP TX metadata; software where unsupported)");
 	s->add_flag("--no-tx-metadata", so->no_tx_metadata, "Register the UMEM without TX metadata");

@@ -17,7 +17,7 @@ namespace xoffload {
 
 // Bit numbers as in include/linux/netdev_features.h (enum netdev_features),
 // identical in 6.1 and 6.12 for every bit modelled here.
-enum class Feature : uint8_t {
+enum class NetdevFeature : uint8_t {
 	sg = 0, ip_csum = 1, hw_csum = 3, ipv6_csum = 4, highdma = 5, fraglist = 6,
 	vlan_ctag_tx = 7, vlan_challenged = 10, gso = 11,
 	tso = 16, gso_robust = 17, tso_ecn = 18, tso_mangleid = 19, tso6 = 20,
@@ -28,31 +28,31 @@ enum class Feature : uint8_t {
 };
 using FeatureMask = uint64_t;
 
-constexpr FeatureMask fbit(Feature f) { return FeatureMask{1} << static_cast<unsigned>(f); }
+constexpr FeatureMask fbit(NetdevFeature f) { return FeatureMask{1} << static_cast<unsigned>(f); }
 
 // Named masks of include/linux/netdev_features.h.
 namespace fmask {
-inline constexpr FeatureMask csum = fbit(Feature::ip_csum) | fbit(Feature::ipv6_csum) | fbit(Feature::hw_csum);
-inline constexpr FeatureMask all_tso = fbit(Feature::tso) | fbit(Feature::tso6) | fbit(Feature::tso_ecn) |
-				       fbit(Feature::tso_mangleid);
-inline constexpr FeatureMask gso_software = all_tso | fbit(Feature::gso_sctp) | fbit(Feature::gso_udp_l4) |
-					    fbit(Feature::gso_fraglist);
-inline constexpr FeatureMask gso_encap_all = fbit(Feature::gso_gre) | fbit(Feature::gso_gre_csum) |
-					     fbit(Feature::gso_ipxip4) | fbit(Feature::gso_ipxip6) |
-					     fbit(Feature::gso_udp_tunnel) | fbit(Feature::gso_udp_tunnel_csum);
+inline constexpr FeatureMask csum = fbit(NetdevFeature::ip_csum) | fbit(NetdevFeature::ipv6_csum) | fbit(NetdevFeature::hw_csum);
+inline constexpr FeatureMask all_tso = fbit(NetdevFeature::tso) | fbit(NetdevFeature::tso6) | fbit(NetdevFeature::tso_ecn) |
+				       fbit(NetdevFeature::tso_mangleid);
+inline constexpr FeatureMask gso_software = all_tso | fbit(NetdevFeature::gso_sctp) | fbit(NetdevFeature::gso_udp_l4) |
+					    fbit(NetdevFeature::gso_fraglist);
+inline constexpr FeatureMask gso_encap_all = fbit(NetdevFeature::gso_gre) | fbit(NetdevFeature::gso_gre_csum) |
+					     fbit(NetdevFeature::gso_ipxip4) | fbit(NetdevFeature::gso_ipxip6) |
+					     fbit(NetdevFeature::gso_udp_tunnel) | fbit(NetdevFeature::gso_udp_tunnel_csum);
 // NETIF_F_GSO_MASK: bits NETIF_F_GSO_SHIFT(16)..NETIF_F_GSO_LAST(34)
 inline constexpr FeatureMask gso = ((FeatureMask{1} << 35) - 1) & ~((FeatureMask{1} << 16) - 1);
-inline constexpr FeatureMask vlan_tx = fbit(Feature::vlan_ctag_tx) | fbit(Feature::vlan_stag_tx);
-inline constexpr FeatureMask one_for_all = gso_software | fbit(Feature::gso_robust) | fbit(Feature::sg) |
-					   fbit(Feature::highdma) | fbit(Feature::fraglist) |
-					   fbit(Feature::vlan_challenged);
+inline constexpr FeatureMask vlan_tx = fbit(NetdevFeature::vlan_ctag_tx) | fbit(NetdevFeature::vlan_stag_tx);
+inline constexpr FeatureMask one_for_all = gso_software | fbit(NetdevFeature::gso_robust) | fbit(NetdevFeature::sg) |
+					   fbit(NetdevFeature::highdma) | fbit(NetdevFeature::fraglist) |
+					   fbit(NetdevFeature::vlan_challenged);
 } // namespace fmask
 
 // ethtool -k name ("tx-tcp-segmentation"), nullptr for bits not modelled.
-const char *feature_name(Feature f);
-std::optional<Feature> feature_from_name(std::string_view name);
+const char *feature_name(NetdevFeature f);
+std::optional<NetdevFeature> feature_from_name(std::string_view name);
 // Every modelled feature, in bit order.
-const std::vector<Feature> &all_features();
+const std::vector<NetdevFeature> &all_features();
 // "tx-scatter-gather,tx-tcp-segmentation" (or "none").
 std::string mask_names(FeatureMask m);
 

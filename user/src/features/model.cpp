@@ -1,4 +1,4 @@
-// Feature model: device kinds as the kernel sets them up, and the resolution
+// NetdevFeature model: device kinds as the kernel sets them up, and the resolution
 // of netif_skb_features() + validate_xmit_skb() layer by layer. Every rule
 // names the kernel file and function it mirrors (Debian linux-source 6.1 and
 // 6.12; where they differ the code says so).
@@ -11,10 +11,10 @@ namespace xoffload {
 
 namespace {
 
-using F = Feature;
+using F = NetdevFeature;
 
 struct Named {
-	Feature f;
+	NetdevFeature f;
 	const char *name;
 };
 // net/ethtool/common.c netdev_features_strings[]
@@ -127,7 +127,7 @@ FeatureMask vlan_tnl_features(const DeviceModel &real)
 
 } // namespace
 
-const char *feature_name(Feature f)
+const char *feature_name(NetdevFeature f)
 {
 	for (const auto &n : kNames)
 		if (n.f == f)
@@ -135,7 +135,7 @@ const char *feature_name(Feature f)
 	return nullptr;
 }
 
-std::optional<Feature> feature_from_name(std::string_view name)
+std::optional<NetdevFeature> feature_from_name(std::string_view name)
 {
 	for (const auto &n : kNames)
 		if (name == n.name)
@@ -152,10 +152,10 @@ std::optional<Feature> feature_from_name(std::string_view name)
 	return std::nullopt;
 }
 
-const std::vector<Feature> &all_features()
+const std::vector<NetdevFeature> &all_features()
 {
-	static const std::vector<Feature> v = [] {
-		std::vector<Feature> r;
+	static const std::vector<NetdevFeature> v = [] {
+		std::vector<NetdevFeature> r;
 		for (const auto &n : kNames)
 			r.push_back(n.f);
 		std::sort(r.begin(), r.end());
@@ -167,7 +167,7 @@ const std::vector<Feature> &all_features()
 std::string mask_names(FeatureMask m)
 {
 	std::string s;
-	for (Feature f : all_features())
+	for (NetdevFeature f : all_features())
 		if (m & fbit(f)) {
 			if (!s.empty())
 				s += ',';
