@@ -210,7 +210,15 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 
 	if (pl.nframes > nbufs)
 		return GsoError::too_many_segments;
-	for (size_t k = 0; k < pl.nframes && !out.empty(); k++) {
+	if (out.empty())
+		return GsoError::ok;
+	// frame 0 is the largest (its headers are the longest, its data a full step)
+	size_t hdr0, data0;
+	frame_shape(pl, 0, hdr0, data0);
+	bool fits = true;
+	for (size_t k = 0; k < pl.nframes; k++)
+		fits &= out[k].cap >= pl.outer_len + hdr0 + data0 && out[k].data;
+	for (size_t k = 0; k < pl.nframes && !fits; k++) {
 		size_t hdr, data;
 		frame_shape(pl, k, hdr, data);
 		if (pl.outer_len + hdr + data > out[k].cap || !out[k].data)
@@ -371,50 +379,150 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	uint32_t ufo_sum = 0;
 	std::byte *ufo_udp = nullptr;
 
+	// TSO/USO: the inner headers of every frame are one template (tags
+	// inserted) with a few fields patched; their checksums start from sums
+	// taken once here over the template with those fields zeroed, so a frame
+	// adds only what changed (RFC 1624) instead of summing its headers again.
+	std::array<std::byte, kMaxHdr + 2 * kVlanLen> tmpl;
+	size_t tmpl_len = 0, t_l3 = 0, t_l4 = 0;
+	uint32_t ip_base = 0, l4_base = 0, ph_base = 0;
+	uint8_t tcp_flags = 0;
+	// Geneve without an outer checksum: the outer headers are a template too,
+	// with the outer IPv4 checksum patched from a sum taken once
+	std::array<std::byte, 14 + 8 + 40 + 8 + kGeneveHdr + 252> otmpl;
+	const bool outer_tmpl = req.geneve && !req.geneve->udp_csum;
+	size_t o_ip = kMacLen + req.ntags * kVlanLen + 2, o_udp = 0;
+	uint32_t o_base = 0;
+	if (outer_tmpl) {
+		write_geneve(pl, req, otmpl.data(), 0, 0, 0, hash);
+		std::byte *oip = otmpl.data() + o_ip;
+		o_udp = o_ip + (req.geneve->ipv6 ? 40 : 20);
+		st16(otmpl.data() + o_udp + 4, 0);
+		if (req.geneve->ipv6) {
+			st16(oip + 4, 0);
+		} else {
+			st16(oip + 2, 0);
+			st16(oip + 4, 0);
+			st16(oip + 10, 0);
+			o_base = csum_partial(oip, 20);
+		}
+	}
+	// UFO: fragments after the first share L2 + IP (+ fragment header); only
+	// the length and offset differ
+	size_t f_l3 = 0, f_len = 0;
+	uint32_t f_base = 0;
+	if (pl.fragment && pl.nframes > 1) {
+		f_l3 = write_l2(pl, req, tmpl.data());
+		std::byte *ip = tmpl.data() + f_l3;
+		size_t ihl = ip_hdr_len(pl, 1);
+		f_len = f_l3 + ihl;
+		if (!p.ipv6) {
+			std::memcpy(ip, p.hdr.data() + p.l3_off, 20);
+			std::memcpy(ip + 20, pl.v4_copied_opts.data(), pl.v4_copied_len);
+			ip[0] = std::byte(static_cast<uint8_t>(0x40 | ihl / 4));
+			st16(ip + 2, 0);
+			st16(ip + 6, 0);
+			st16(ip + 10, 0);
+			f_base = csum_partial(ip, ihl);
+		} else {
+			size_t unfrag = p.ip6_unfrag_len;
+			std::memcpy(ip, p.hdr.data() + p.l3_off, unfrag);
+			std::byte orig_next = p.hdr[p.ip6_unfrag_next_off];
+			ip[p.ip6_unfrag_next_off - p.l3_off] = std::byte{kProtoFrag};
+			st16(ip + 4, 0);
+			std::byte *fh = ip + unfrag;
+			fh[0] = orig_next;
+			fh[1] = std::byte{0};
+			st16(fh + 2, 0);
+			st32(fh + 4, req.ipv6_frag_id ? req.ipv6_frag_id : (hash | 1));
+		}
+	}
+	if (!pl.fragment) {
+		t_l3 = write_l2(pl, req, tmpl.data());
+		t_l4 = t_l3 + p.l3_len;
+		tmpl_len = t_l4 + p.l4_len;
+		std::memcpy(tmpl.data() + t_l3, p.hdr.data() + p.l3_off, p.l3_len + p.l4_len);
+		std::byte *ip = tmpl.data() + t_l3, *l4 = tmpl.data() + t_l4;
+		if (p.ipv6) {
+			st16(ip + 4, 0);
+			ph_base = csum_partial(ip + 8, 32);
+		} else {
+			st16(ip + 2, 0);
+			if (!req.fixed_ipid && pl.nframes > 1)
+				st16(ip + 4, 0);
+			st16(ip + 10, 0);
+			ip_base = csum_partial(ip, p.l3_len);
+			ph_base = csum_partial(ip + 12, 8);
+		}
+		ph_base += p.l4_proto;
+		if (tcp) {
+			st32(l4 + 4, 0);
+			tcp_flags = std::to_integer<uint8_t>(l4[13]);
+			l4[13] = std::byte{0};
+		} else {
+			st16(l4 + 4, 0);
+		}
+		st16(l4 + check_off, 0);
+		l4_base = csum_partial(l4, p.l4_len);
+	}
+
 	for (size_t k = 0; k < pl.nframes; k++) {
 		GsoFrame &fr = out[k];
 		size_t hdr_len, data_len;
 		frame_shape(pl, k, hdr_len, data_len);
 		std::byte *f = fr.data + pl.outer_len;
-		size_t h = write_l2(pl, req, f);
+		size_t h;
+		if (!pl.fragment)
+			h = (std::memcpy(f, tmpl.data(), tmpl_len), t_l3);
+		else if (k)
+			h = (std::memcpy(f, tmpl.data(), f_len), f_l3);
+		else
+			h = write_l2(pl, req, f);
 		std::byte *ip = f + h;
 		const bool last = k + 1 == pl.nframes;
 		uint32_t psum = 0;
 
 		if (!pl.fragment) {
-			std::memcpy(ip, p.hdr.data() + p.l3_off, p.l3_len + p.l4_len);
 			std::byte *l4 = ip + p.l3_len;
 			std::byte *pl_dst = l4 + p.l4_len;
 			psum = in.copy(pl_dst, p.payload_off + k * pl.step, data_len, want_sum);
 			size_t l4_total = p.l4_len + data_len;
+			uint64_t l4s = uint64_t{l4_base};	// what the zeroed fields add back
 			if (p.ipv6) {
 				st16(ip + 4, static_cast<uint16_t>(p.l3_len - 40 + l4_total));
 			} else {
-				st16(ip + 2, static_cast<uint16_t>(p.l3_len + l4_total));
-				if (!req.fixed_ipid && pl.nframes > 1)
-					st16(ip + 4, static_cast<uint16_t>(id0 + k));
-				ipv4_fix_csum(ip, p.l3_len);
+				uint16_t tot = static_cast<uint16_t>(p.l3_len + l4_total);
+				uint64_t is = uint64_t{ip_base} + tot;
+				st16(ip + 2, tot);
+				if (!req.fixed_ipid && pl.nframes > 1) {
+					uint16_t id = static_cast<uint16_t>(id0 + k);
+					st16(ip + 4, id);
+					is += id;
+				}
+				st16(ip + 10, csum_finish(is));
 			}
 			if (tcp) {
-				st32(l4 + 4, static_cast<uint32_t>(seq0 + k * pl.step));
-				uint8_t fl = std::to_integer<uint8_t>(l4[13]);
+				uint32_t seq = static_cast<uint32_t>(seq0 + k * pl.step);
+				st32(l4 + 4, seq);
+				uint8_t fl = tcp_flags;
 				if (!last)
 					fl &= static_cast<uint8_t>(~(kTcpFin | kTcpPsh));
 				if (k)
 					fl &= static_cast<uint8_t>(~kTcpCwr);
 				l4[13] = std::byte{fl};
+				l4s += (seq >> 16) + (seq & 0xffff) + fl;
 			} else {
 				st16(l4 + 4, static_cast<uint16_t>(l4_total));
+				l4s += l4_total;
 			}
-			st16(l4 + check_off, 0);
-			uint32_t ps = pseudo_sum(ip, p.ipv6, p.l4_proto, l4_total);
+			uint32_t ps = csum_fold16(uint64_t{ph_base} + (l4_total & 0xffff) + (l4_total >> 16));
 			if (partial) {
 				st16(l4 + check_off, csum_fold16(ps));
 				fr.csum_partial = true;
 				fr.csum_start = static_cast<uint16_t>(l4 - fr.data);
 				fr.csum_offset = static_cast<uint16_t>(check_off);
 			} else {
-				uint32_t s = csum_add(ps, csum_partial(l4, p.l4_len));
+				uint32_t s = csum_add(ps, csum_fold16(l4s));
 				uint16_t c = csum_finish(csum_add(s, psum, p.l4_len));
 				st16(l4 + check_off, !tcp && c == 0 ? 0xffff : c);
 				fr.csum_partial = false;
@@ -425,14 +533,17 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 			size_t ihl = ip_hdr_len(pl, k);
 			std::byte *data = ip + ihl;
 			size_t pos = 0; // bytes of this fragment written
-			if (!p.ipv6) {
-				if (k == 0) {
-					std::memcpy(ip, p.hdr.data() + p.l3_off, p.l3_len);
-				} else {
-					std::memcpy(ip, p.hdr.data() + p.l3_off, 20);
-					std::memcpy(ip + 20, pl.v4_copied_opts.data(), pl.v4_copied_len);
-					ip[0] = std::byte(static_cast<uint8_t>(0x40 | ihl / 4));
-				}
+			if (k && !p.ipv6) {
+				uint16_t tot = static_cast<uint16_t>(ihl + data_len);
+				uint16_t fo = static_cast<uint16_t>(doff / 8 | (last ? 0 : kIpMf));
+				st16(ip + 2, tot);
+				st16(ip + 6, fo);
+				st16(ip + 10, csum_finish(uint64_t{f_base} + tot + fo));
+			} else if (k) {
+				st16(ip + 4, static_cast<uint16_t>(p.ip6_unfrag_len - 40 + 8 + data_len));
+				st16(ip + p.ip6_unfrag_len + 2, static_cast<uint16_t>(doff | (last ? 0 : 1)));
+			} else if (!p.ipv6) {
+				std::memcpy(ip, p.hdr.data() + p.l3_off, p.l3_len);
 				st16(ip + 2, static_cast<uint16_t>(ihl + data_len));
 				st16(ip + 6, static_cast<uint16_t>(doff / 8 | (last ? 0 : kIpMf)));
 				ipv4_fix_csum(ip, ihl);
@@ -494,7 +605,22 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 					inner_sum = csum_add(hs, psum, payload_at);
 				}
 			}
-			write_geneve(pl, req, fr.data, inner_len, inner_sum, k, hash);
+			if (outer_tmpl) {
+				std::memcpy(fr.data, otmpl.data(), pl.outer_len);
+				uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + inner_len);
+				std::byte *oip = fr.data + o_ip;
+				st16(fr.data + o_udp + 4, udp_len);
+				if (req.geneve->ipv6) {
+					st16(oip + 4, udp_len);
+				} else {
+					uint16_t tot = static_cast<uint16_t>(20 + udp_len), id = static_cast<uint16_t>(hash + k);
+					st16(oip + 2, tot);
+					st16(oip + 4, id);
+					st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
+				}
+			} else {
+				write_geneve(pl, req, fr.data, inner_len, inner_sum, k, hash);
+			}
 		}
 		fr.len = static_cast<uint32_t>(pl.outer_len + inner_len);
 	}

@@ -53,6 +53,9 @@ public:
 	// copied bytes as if they started at an even offset. off+len <= size().
 	uint32_t copy(std::byte *dst, size_t off, size_t len, bool with_csum) const noexcept
 	{
+		if (spans_.size() == 1) [[likely]]
+			return with_csum ? csum_copy(dst, spans_[0].data() + off, len)
+					 : (std::memcpy(dst, spans_[0].data() + off, len), 0u);
 		uint32_t sum = 0;
 		size_t done = 0;
 		for (auto s : spans_) {
