@@ -15,6 +15,7 @@
 #include "packet_builder.hpp"
 #include "testbed.hpp"
 #include "xoffload/fd.hpp"
+#include "xoffload/features.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/pcap.hpp"
 #include "xoffload/xsk.hpp"
@@ -231,6 +232,18 @@ protected:
 
 // One socket per queue over one shared UMEM on both ends: each queue's
 // frames land on the peer's same queue.
+// The feature model's TX-queue facts read the queues a sender can bind.
+TEST_F(XskVeth2Q, QueueFactsSeeBothQueues)
+{
+	InNetns in(tb_->ns_a());
+	ASSERT_TRUE(in.ok());
+	auto f = tx_queue_facts_live(tb_->if_a(), KernelVersion::v6_12, false);
+	ASSERT_TRUE(f.ok()) << f.error().msg;
+	EXPECT_EQ(f->tx_queues, 2u);
+	EXPECT_GE(f->max_tx_queues, 2u);
+	EXPECT_FALSE(f->zero_copy) << "veth has no zero-copy AF_XDP";
+}
+
 TEST_F(XskVeth2Q, MultiQueueSharedUmem)
 {
 	const unsigned n = 4000;

@@ -182,6 +182,10 @@ struct TxQueueFacts {
 	bool hw_segmentation = false;	// never for AF_XDP in 6.1/6.12
 	bool hw_vlan_insert = false;	// never for AF_XDP: no TX metadata field for a tag
 	bool ufo_trusted = false;	// never: UFO left the kernel drivers (mlx4-ufo seed)
+	// Queues an AF_XDP sender can bind (live devices: ETHTOOL_GCHANNELS,
+	// combined + tx; 0 when unknown, e.g. a profile without a device).
+	unsigned tx_queues = 0;
+	unsigned max_tx_queues = 0;	// what the channel limits would allow
 	std::string source;		// where the fact comes from
 };
 

@@ -217,7 +217,14 @@ Result<TxQueueFacts> tx_queue_facts_live(const std::string &ifname, KernelVersio
 	if (!if_nametoindex(ifname.c_str()))
 		return usage_error("unknown interface '" + ifname + "'");
 	std::string drv = driver_of(ifname);
-	return tx_queue_facts(dev_kind_from_name(drv).value_or(DevKind::unknown), k, zero_copy);
+	TxQueueFacts f = tx_queue_facts(dev_kind_from_name(drv).value_or(DevKind::unknown), k, zero_copy);
+	ethtool_channels ch{};
+	ch.cmd = ETHTOOL_GCHANNELS;
+	if (ethtool_ioctl(ifname, &ch)) {
+		f.tx_queues = ch.combined_count + ch.tx_count;
+		f.max_tx_queues = ch.max_combined + ch.max_tx;
+	}
+	return f;
 }
 
 } // namespace xoffload
