@@ -17,10 +17,13 @@ struct Options {
 	bool quick = false;	// fewer frames and runs: a smoke test, not a result
 	bool json = false;
 	bool check_target = false;	// exit 1 when the bench's target is missed
-	uint64_t frames = 0;	// frames per BPF_PROG_RUN call
+	uint64_t frames = 0;	// frames per timed run (vlan: per BPF_PROG_RUN call)
 	unsigned runs = 0;	// timed calls per case
 	int cpu = -1;		// -1: the last CPU this process may use
 	int verbose = 0;
+	unsigned slots = 0;	// gso: UMEM slots the output frames cycle through
+	std::string csum_impl;	// gso: force scalar/avx2/avx512 (empty: the engine's choice)
+	std::vector<std::string> cases;	// gso: only these cases (empty: all)
 };
 
 // Exit codes, as the CLI uses them.
@@ -57,5 +60,7 @@ int unpin_all_maps(bpf_object *obj) noexcept;
 
 // Subcommands. Each returns an exit code.
 int run_vlan(const Options &opt);
+int run_gso(const Options &opt);
+int run_geneve(const Options &opt);
 
 } // namespace xoffload::bench

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 		sub->add_flag("--quick", opt.quick, "fewer frames and runs (smoke test, not a result)");
 		sub->add_flag("--json", opt.json, "print one JSON object instead of the table");
 		sub->add_flag("--check-target", opt.check_target, "exit 1 when the target is missed");
-		sub->add_option("--frames", opt.frames, "frames per BPF_PROG_RUN call")
+		sub->add_option("--frames", opt.frames, "frames per timed run (vlan: per BPF_PROG_RUN call)")
 			->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 30));
 		sub->add_option("--runs", opt.runs, "timed calls per case (median reported)")
 			->check(CLI::Range(1u, 1000u));
@@ -115,6 +115,19 @@ int main(int argc, char **argv)
 	CLI::App *vlan = app.add_subcommand("vlan", "XDP VLAN pop/push/rewrite ns per packet vs an empty program");
 	common(vlan);
 	vlan->callback([&] { rc = run_vlan(opt); });
+
+	CLI::App *gso = app.add_subcommand("gso", "software GSO Mseg/s per core vs memcpy and DPDK librte_gso");
+	common(gso);
+	gso->add_option("--slots", opt.slots, "UMEM slots of 2048 B the frames cycle through (default 2048)")
+		->check(CLI::Range(64u, 1u << 20));
+	gso->add_option("--csum-impl", opt.csum_impl, "force the checksum implementation")
+		->check(CLI::IsMember({"scalar", "avx2", "avx512"}));
+	gso->add_option("--case", opt.cases, "only these cases (repeatable), e.g. --case tso4 --case tso4+2tag");
+	gso->callback([&] { rc = run_gso(opt); });
+
+	CLI::App *gnv = app.add_subcommand("geneve", "XDP Geneve classify/decap ns per packet vs an empty program");
+	common(gnv);
+	gnv->callback([&] { rc = run_geneve(opt); });
 
 	try {
 		app.parse(argc, argv);

@@ -6,6 +6,10 @@
 //   (TTL 64, ID i + 1, DF), UDP 40001 -> 40002, payload bytes i, i+1, ...
 //   padding the frame to --size bytes (Ethernet header and tags included).
 //   Frames the egress path drops (TC_ACT_SHOT, qdisc) are counted, not resent.
+//   With --geneve VNI that frame (without tags, --size bytes, inner IPs from
+//   --inner-src/--inner-dst, UDP source port 40001 + i % --flows) travels
+//   inside Ethernet/[tags]/IPv4 198.18.0.1 -> 198.18.0.2 (or --outer-src/
+//   --outer-dst)/UDP 49152 -> --geneve-port/Geneve(VNI, 0x6558).
 // capture: prints every received frame as it was on the wire: a tag the
 //   kernel moved into skb metadata (PACKET_AUXDATA) is put back in front,
 //   like tcpdump does. Exit 0 when --count frames arrived (or the timeout
@@ -29,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "geneve_frames.hpp"
 #include "packet_builder.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/netdev.hpp"
@@ -169,7 +174,41 @@ struct SendOpts {
 	unsigned gap_us = 0;
 	bool hex = false;
 	std::string proto;	// sll_protocol; default: the frame's outer ethertype
+	// Geneve encapsulation (--geneve)
+	std::string geneve_vni;
+	unsigned geneve_port = kPortGeneve;
+	unsigned flows = 1;
+	std::string inner_src = "198.18.0.1", inner_dst = "198.18.0.2";
+	std::string outer_src = "198.18.0.1", outer_dst = "198.18.0.2";
 };
+
+Ip4 parse_ip4(const std::string &s)
+{
+	Ip4 a{};
+	if (inet_pton(AF_INET, s.c_str(), a.data()) != 1)
+		fail(kExitUsage, "bad IPv4 address '" + s + "'");
+	return a;
+}
+
+// Frame i of a --geneve run (see the top of this file).
+Bytes make_geneve_frame(const SendOpts &o, const Mac &dst, const Mac &src, const std::vector<Tag> &tags,
+			uint32_t vni, unsigned i)
+{
+	PacketBuilder in;
+	in.eth(dst, src)
+		.ipv4(parse_ip4(o.inner_src), parse_ip4(o.inner_dst), 64, static_cast<uint16_t>(i + 1))
+		.udp(static_cast<uint16_t>(kPortA + i % o.flows), kPortB)
+		.payload(o.size - kEthHdrLen - (20 + 8), static_cast<uint8_t>(i));
+	Bytes gnv = geneve(vni, kEthTeb, in.build());
+	PacketBuilder out;
+	out.eth(dst, src);
+	for (const Tag &t : tags)
+		out.vlan(t.tpid, t.vid, t.pcp, t.dei);
+	return out.ipv4(parse_ip4(o.outer_src), parse_ip4(o.outer_dst))
+		.udp(49152, static_cast<uint16_t>(o.geneve_port))
+		.payload(gnv)
+		.build();
+}
 
 constexpr size_t kIpUdpLen = 20 + 8;
 
@@ -191,7 +230,16 @@ int cmd_send(const SendOpts &o)
 	std::vector<Tag> tags;
 	for (const auto &v : o.vlans)
 		tags.push_back(parse_tag(v));
-	size_t min = kEthHdrLen + tags.size() * kVlanHdrLen + kIpUdpLen;
+	size_t min = kEthHdrLen + (o.geneve_vni.empty() ? tags.size() * kVlanHdrLen : 0) + kIpUdpLen;
+	uint32_t vni = 0;
+	if (!o.geneve_vni.empty()) {
+		unsigned long v;
+		if (!parse_uint(o.geneve_vni, 0xffffff, v))
+			fail(kExitUsage, "bad --geneve VNI '" + o.geneve_vni + "' (0..16777215)");
+		vni = static_cast<uint32_t>(v);
+		if (o.geneve_port < 1 || o.geneve_port > 65535 || o.flows < 1)
+			fail(kExitUsage, "--geneve-port must be 1..65535 and --flows at least 1");
+	}
 	if (o.size < min || o.size > 9000)
 		fail(kExitUsage, "--size must be " + std::to_string(min) + "..9000 for " +
 					 std::to_string(tags.size()) + " tag(s)");
@@ -205,7 +253,8 @@ int cmd_send(const SendOpts &o)
 		fail(kExitRuntime, std::string("socket(AF_PACKET): ") + std::strerror(errno));
 	unsigned refused = 0;
 	for (unsigned i = 0; i < o.count; i++) {
-		Bytes f = make_frame(dst, src, tags, o.size, i);
+		Bytes f = o.geneve_vni.empty() ? make_frame(dst, src, tags, o.size, i)
+						: make_geneve_frame(o, dst, src, tags, vni, i);
 		sockaddr_ll sll{};
 		sll.sll_family = AF_PACKET;
 		sll.sll_ifindex = ifindex;
@@ -449,6 +498,13 @@ int main(int argc, char **argv)
 	s->add_option("--dst-mac", so.dst_mac, "Destination MAC (default 02:00:00:00:00:0b)");
 	s->add_option("--gap-us", so.gap_us, "Pause between frames, microseconds");
 	s->add_flag("--hex", so.hex, "Print every frame sent");
+	s->add_option("--geneve", so.geneve_vni, "Encapsulate in Geneve with this VNI (--size: inner frame)");
+	s->add_option("--geneve-port", so.geneve_port, "Outer UDP destination port (default 6081)");
+	s->add_option("--flows", so.flows, "Geneve: inner UDP source ports 40001.. cycled over N flows");
+	s->add_option("--inner-src", so.inner_src, "Geneve: inner IPv4 source (default 198.18.0.1)");
+	s->add_option("--inner-dst", so.inner_dst, "Geneve: inner IPv4 destination (default 198.18.0.2)");
+	s->add_option("--outer-src", so.outer_src, "Geneve: outer IPv4 source (default 198.18.0.1)");
+	s->add_option("--outer-dst", so.outer_dst, "Geneve: outer IPv4 destination (default 198.18.0.2)");
 	s->add_option("--proto", so.proto,
 		      "skb->protocol to send with, 0xNNNN (default: the outer ethertype, as the stack would)");
 

@@ -15,7 +15,7 @@ void print_attach(const Globals &g, const Netdev &dev, const AttachInfo &a, cons
 {
 	if (g.json) {
 		Json j;
-		j.begin_object().kv("interface", dev.name).kv("action", verb).kv("feature", "vlan")
+		j.begin_object().kv("interface", dev.name).kv("action", verb).kv("feature", to_string(a.feature))
 			.kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id).kv("prog_name", a.prog_name);
 		if (a.hook == Hook::xdp)
 			j.kv("mode", to_string(a.mode)).kv("multiprog", a.multiprog);
@@ -39,7 +39,7 @@ void status_json(Json &j, const IfStatus &st)
 			.kv("xoffload", p.ours).end_object();
 	j.end_array().end_object().begin_array("attached");
 	for (const auto &a : st.ours) {
-		j.begin_object().kv("feature", "vlan").kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
+		j.begin_object().kv("feature", to_string(a.feature)).kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
 			.kv("prog_name", a.prog_name);
 		if (a.hook == Hook::xdp)
 			j.kv("mode", to_string(a.mode));
@@ -58,7 +58,7 @@ void status_text(const IfStatus &st)
 			    st.xdp_multiprog ? "libxdp dispatcher" : "single program");
 	for (const auto &p : st.xdp_progs)
 		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id,
-			    p.ours ? "  [xoffload vlan]" : "");
+			    !p.ours ? "" : p.name == "xdp_geneve" ? "  [xoffload geneve]" : "  [xoffload vlan]");
 	for (const auto &a : st.ours)
 		if (a.hook != Hook::xdp)
 			std::printf("  %s: %s id %u\n", to_string(a.hook), a.prog_name.c_str(), a.prog_id);
@@ -76,7 +76,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	auto o = std::make_shared<AttachOpts>();
 	auto *a = app.add_subcommand("attach", "Attach a feature's programs to an interface");
 	a->add_option("interface", o->ifname, "Interface")->required();
-	a->add_option("feature", o->feature, "Feature: vlan")->required();
+	a->add_option("feature", o->feature, "Feature: vlan | geneve")->required();
 	a->add_option("--hook", o->hook, "xdp | tc-ingress | tc-egress (default xdp)");
 	a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
 	a->callback([&g, &rc, o] {
@@ -112,7 +112,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	auto d = std::make_shared<DetachOpts>();
 	auto *ds = app.add_subcommand("detach", "Detach a feature's programs (all hooks unless --hook)");
 	ds->add_option("interface", d->ifname, "Interface")->required();
-	ds->add_option("feature", d->feature, "Feature: vlan (default)");
+	ds->add_option("feature", d->feature, "Feature: vlan (default) | geneve");
 	ds->add_option("--hook", d->hook, "xdp | tc-ingress | tc-egress");
 	ds->callback([&g, &rc, d] {
 		auto feat = parse_feature(d->feature);

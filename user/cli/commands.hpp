@@ -10,6 +10,7 @@ namespace xoffload::cli {
 
 void add_attach_commands(CLI::App &app, Globals &g, int &rc);	// attach, detach, status
 void add_vlan_command(CLI::App &app, Globals &g, int &rc);
+void add_geneve_command(CLI::App &app, Globals &g, int &rc);	// port, rule, option, csum, stats
 void add_xsk_commands(CLI::App &app, Globals &g, int &rc);	// send, recv
 void add_features_command(CLI::App &app, Globals &g, int &rc);
 

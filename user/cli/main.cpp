@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 
 	cli::add_attach_commands(app, g, rc);
 	cli::add_vlan_command(app, g, rc);
+	cli::add_geneve_command(app, g, rc);
 	cli::add_xsk_commands(app, g, rc);
 	cli::add_features_command(app, g, rc);
 

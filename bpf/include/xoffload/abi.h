@@ -136,4 +136,161 @@ enum xo_xsk_counter {
 };
 /* xo_xsk_stats: per-CPU array of struct xo_counter indexed by enum xo_xsk_counter. */
 
+/* ---- Geneve (xdp_geneve, RFC 8926) ----------------------------------------
+ * xo_gnv_ports: HASH, key __u32 UDP port (host order) -> struct xo_gnv_port.
+ *   The reference count is kept by userspace (under flock of the pin dir),
+ *   like udp_tunnel_nic: two adds need two deletes.
+ * xo_gnv_rules: HASH, key __u32 VNI -> struct xo_gnv_rule.
+ * xo_gnv_cfg:   ARRAY[1] struct xo_gnv_cfg (default action for unknown
+ *   VNIs, flags).
+ * xo_gnv_optcls: HASH, key __u32 option class (host order) -> __u32 (1):
+ *   classes declared known; a critical option of any other class drops.
+ * xo_gnv_xsks:  XSKMAP[XO_GNV_MAX_QUEUES]; xo_gnv_cpus: CPUMAP: slot =
+ *   xo_gnv_flow_hash() % rule.queues for the xsk and cpu actions.
+ * xo_gnv_stats: PERCPU_ARRAY[1] struct xo_gnv_stats, every frame.
+ * xo_gnv_vstats: PERCPU_ARRAY[XO_GNV_MAX_RULES + 1] struct xo_gnv_stats,
+ *   indexed by the rule's counter slot: slot 0 is the default rule's (VNIs
+ *   without a rule), userspace gives each VNI rule a free slot 1..MAX_RULES
+ *   and zeroes it. An array, not a hash keyed by VNI: one inlined lookup per
+ *   frame instead of a second hash walk, and bounded whatever arrives.
+ */
+#define XO_GNV_MAX_PORTS 64
+#define XO_GNV_MAX_RULES 1024
+#define XO_GNV_MAX_CLASSES 256
+#define XO_GNV_MAX_QUEUES 64
+#define XO_GNV_VNI_MAX 0xffffffU
+#define XO_GNV_VNI_DEFAULT 0xffffffffU	/* "VNI" of the default rule in userspace */
+#define XO_GNV_SLOT_DEFAULT 0		/* xo_gnv_vstats slot of the default rule */
+#define XO_GNV_MAX_OPTS 16		/* TLV options walked per packet */
+#define XO_GNV_PORT_DEFAULT 6081	/* IANA */
+
+#define XO_ETH_P_TEB 0x6558		/* Transparent Ethernet Bridging */
+
+/* Geneve base header as on the wire (8 bytes). */
+struct xo_gnv_hdr {
+	__u8 ver_optlen;	/* version (2 bits) | option length in 4-byte words (6) */
+	__u8 flags;		/* O (0x80) | C (0x40) | reserved */
+	__be16 proto;
+	__u8 vni[3];
+	__u8 rsvd;
+};
+
+/* One TLV option header (4 bytes) followed by length * 4 bytes of data. */
+struct xo_gnv_opt {
+	__be16 opt_class;
+	__u8 type;		/* C bit (0x80) = critical */
+	__u8 len;		/* low 5 bits: data length in 4-byte words */
+};
+
+#define XO_GNV_F_OAM 0x80
+#define XO_GNV_F_CRIT 0x40
+#define XO_GNV_OPT_CRIT 0x80
+
+enum xo_gnv_action {
+	XO_GNV_ACT_PASS = 0,	/* untouched to the stack */
+	XO_GNV_ACT_DROP = 1,
+	XO_GNV_ACT_DECAP = 2,	/* inner frame to the stack */
+	XO_GNV_ACT_XSK = 3,	/* redirect to xo_gnv_xsks[hash % queues] */
+	XO_GNV_ACT_CPU = 4,	/* redirect to xo_gnv_cpus[hash % queues] */
+	XO_GNV_ACT_MAX = 5,
+};
+
+struct xo_gnv_port {
+	__u32 refcnt;
+	__u32 pad;
+};
+
+struct xo_gnv_rule {
+	__u32 action;		/* enum xo_gnv_action */
+	__u16 queues;		/* xsk/cpu: slots 0..queues-1, 1..XO_GNV_MAX_QUEUES */
+	__u16 slot;		/* xo_gnv_vstats index, 1..XO_GNV_MAX_RULES (default: 0) */
+};
+
+enum xo_gnv_cfg_flags {
+	XO_GNV_F_VERIFY_CSUM = 1U << 0,	/* verify the outer UDP checksum */
+};
+
+struct xo_gnv_cfg {
+	__u32 abi_version;	/* XO_ABI_VERSION once written by userspace */
+	__u32 flags;		/* enum xo_gnv_cfg_flags */
+	struct xo_gnv_rule dflt;	/* VNIs without a rule; zero = pass */
+	__u32 gen;		/* bumped by userspace after every change of
+				 * xo_gnv_ports, xo_gnv_rules or xo_gnv_optcls:
+				 * invalidates
+				 * the per-CPU lookup cache (xo_gnv_cache) */
+	__u32 pad;
+};
+
+/* Value of the per-CPU xo_gnv_cache[0]: the last registered and the last
+ * unregistered UDP port, the last VNI's rule and the last known option
+ * class this CPU looked up, each valid while its gen equals
+ * xo_gnv_cfg.gen. Saves the hash lookups for a steady flow of one port,
+ * VNI and option class; userspace writes the map first and bumps gen
+ * after, so a stale entry can only ever carry an old gen.
+ */
+struct xo_gnv_cache {
+	__u32 port_gen;
+	__u32 port;		/* last registered port seen */
+	__u32 miss_gen;
+	__u32 miss_port;	/* last UDP port found not registered */
+	__u32 vni_gen;
+	__u32 vni;
+	struct xo_gnv_rule rule;
+	__u32 has_rule;		/* 0: the VNI had no rule (default applies) */
+	__u32 cls_gen;
+	__u32 cls;		/* last option class found known */
+	__u32 pad;
+};
+
+/* Every frame xdp_geneve sees lands in exactly one of NOT_GENEVE, PASSED,
+ * DECAPPED, REDIRECTED or a DROP_* / BAD_CSUM reason. MATCHED counts, in
+ * addition, every Geneve frame that parsed and found its rule (or the
+ * default); NO_TARGET, in addition to PASSED, a redirect that found no
+ * socket or CPU in its slot.
+ */
+enum xo_gnv_counter {
+	XO_GNV_CNT_NOT_GENEVE = 0,	/* not UDP to a registered port, or a fragment: untouched */
+	XO_GNV_CNT_MATCHED,
+	XO_GNV_CNT_PASSED,
+	XO_GNV_CNT_DROP_RULE,
+	XO_GNV_CNT_DROP_MALFORMED,
+	XO_GNV_CNT_DROP_CRIT_OPT,
+	XO_GNV_CNT_BAD_CSUM,		/* dropped */
+	XO_GNV_CNT_DECAPPED,
+	XO_GNV_CNT_REDIRECTED,
+	XO_GNV_CNT_NO_TARGET,
+	XO_GNV_CNT_MAX,
+};
+
+struct xo_gnv_stats {
+	struct xo_counter c[XO_GNV_CNT_MAX];
+};
+
+/* The inner flow hash that picks the xsk/cpu slot, shared so userspace and
+ * tests can predict it. Fields in host order; ports 0 for non-TCP/UDP,
+ * addresses folded to 32 bits (IPv6: xor of the four words).
+ */
+static inline __u32 xo_gnv_mix(__u32 h)
+{
+	/* murmur3's finaliser: every input bit reaches every output bit, so
+	 * the low bits taken by "% queues" depend on the whole flow
+	 */
+	h ^= h >> 16;
+	h *= 0x85ebca6bU;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35U;
+	h ^= h >> 16;
+	return h;
+}
+
+static inline __u32 xo_gnv_flow_hash(__u32 saddr, __u32 daddr, __u16 sport,
+				     __u16 dport, __u8 proto)
+{
+	__u32 h = xo_gnv_mix(saddr ^ 0x9e3779b9U);
+
+	h = xo_gnv_mix(h ^ daddr);
+	h = xo_gnv_mix(h ^ ((__u32)sport << 16 | dport));
+	return xo_gnv_mix(h ^ proto);
+}
+
 #endif /* XOFFLOAD_ABI_H */

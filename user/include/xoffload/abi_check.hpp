@@ -30,3 +30,15 @@ static_assert(offsetof(xo_xsk_filter, ethertype) == 8);
 static_assert(offsetof(xo_xsk_filter, vid) == 10);
 static_assert(offsetof(xo_xsk_filter, udp_dport) == 12);
 static_assert(XO_XSK_CNT_MAX == 4);
+// Geneve (xdp_geneve)
+static_assert(sizeof(xo_gnv_hdr) == 8);
+static_assert(sizeof(xo_gnv_opt) == 4);
+static_assert(sizeof(xo_gnv_port) == 8);
+static_assert(sizeof(xo_gnv_rule) == 8);
+static_assert(offsetof(xo_gnv_rule, slot) == 6);
+static_assert(sizeof(xo_gnv_cfg) == 24);
+static_assert(offsetof(xo_gnv_cfg, gen) == 16);
+static_assert(sizeof(xo_gnv_cache) == 48);
+static_assert(offsetof(xo_gnv_cfg, dflt) == 8);
+static_assert(XO_GNV_CNT_MAX == 10);
+static_assert(sizeof(xo_gnv_stats) == 16 * XO_GNV_CNT_MAX);

@@ -23,8 +23,8 @@ Result<XdpMode> parse_xdp_mode(std::string_view s);
 const char *to_string(Hook h);
 const char *to_string(XdpMode m);
 
-// The program families; only vlan exists so far.
-enum class Feature { vlan };
+// The program families: vlan (XDP and TC), geneve (XDP only).
+enum class Feature { vlan, geneve };
 Result<Feature> parse_feature(std::string_view s);
 const char *to_string(Feature f);
 
@@ -39,6 +39,7 @@ struct AttachInfo {
 	std::string prog_name;
 	bool multiprog = false;		// XDP: through libxdp's dispatcher
 	unsigned run_prio = 0;		// XDP multiprog priority
+	Feature feature = Feature::vlan;	// from the program name (status) or the request (attach)
 };
 
 struct XdpProgInfo {

@@ -12,7 +12,9 @@
 #include <memory>
 
 #include "../core/internal.hpp"
+#include "xoffload/geneve.hpp"
 #include "tc_vlan.skel.h"
+#include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
 
 namespace xoffload {
@@ -57,7 +59,11 @@ struct XdpProgDel {
 struct MultiprogDel {
 	void operator()(xdp_multiprog *m) const { xdp_multiprog__close(m); }
 };
+struct GeneveSkelDel {
+	void operator()(xdp_geneve_bpf *s) const { xdp_geneve_bpf__destroy(s); }
+};
 using XdpVlanSkel = std::unique_ptr<xdp_vlan_bpf, XdpSkelDel>;
+using XdpGeneveSkel = std::unique_ptr<xdp_geneve_bpf, GeneveSkelDel>;
 using TcVlanSkel = std::unique_ptr<tc_vlan_bpf, TcSkelDel>;
 using XdpProgram = std::unique_ptr<xdp_program, XdpProgDel>;
 using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
@@ -65,6 +71,7 @@ using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
 // Program names, taken from the skeletons rather than spelled here.
 struct ProgNames {
 	std::string xdp, tc_ingress, tc_egress;
+	std::string geneve;
 };
 
 const ProgNames &prog_names()
@@ -79,6 +86,9 @@ const ProgNames &prog_names()
 			n.tc_ingress = bpf_program__name(t->progs.tc_vlan_ingress);
 			n.tc_egress = bpf_program__name(t->progs.tc_vlan_egress);
 		}
+		XdpGeneveSkel g(xdp_geneve_bpf__open());
+		if (g)
+			n.geneve = bpf_program__name(g->progs.xdp_geneve);
 		return n;
 	}();
 	return names;
@@ -153,14 +163,41 @@ std::string pin_marker(const Netdev &dev)
 	return pin_dir(dev) + "/" + vlan_map_names().cfg;
 }
 
-Result<AttachInfo> attach_xdp(const Netdev &dev, XdpMode mode, const std::string &dir)
+// The XDP program of a feature, opened with its maps pinned under dir.
+struct XdpObject {
+	XdpVlanSkel vlan;
+	XdpGeneveSkel geneve;
+	bpf_object *obj = nullptr;
+	bpf_program *prog = nullptr;
+};
+
+Result<XdpObject> open_xdp_object(Feature f, const std::string &dir)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
-	XdpVlanSkel skel(xdp_vlan_bpf__open_opts(&oo));
+	XdpObject o;
+	if (f == Feature::geneve) {
+		o.geneve.reset(xdp_geneve_bpf__open_opts(&oo));
+		if (!o.geneve)
+			return errno_error("open xdp_geneve object", errno);
+		o.obj = o.geneve->obj;
+		o.prog = o.geneve->progs.xdp_geneve;
+	} else {
+		o.vlan.reset(xdp_vlan_bpf__open_opts(&oo));
+		if (!o.vlan)
+			return errno_error("open xdp_vlan object", errno);
+		o.obj = o.vlan->obj;
+		o.prog = o.vlan->progs.xdp_vlan;
+	}
+	return o;
+}
+
+Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir)
+{
+	auto skel = open_xdp_object(f, dir);
 	if (!skel)
-		return errno_error("open xdp_vlan object", errno);
+		return skel.error();
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj,
-			    .prog_name = bpf_program__name(skel->progs.xdp_vlan));
+			    .prog_name = bpf_program__name(skel->prog));
 	XdpProgram prog(xdp_program__create(&po));
 	if (long err = libxdp_get_error(prog.get())) {
 		prog.release();
@@ -169,14 +206,15 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, XdpMode mode, const std::string
 	int err = xdp_program__attach(prog.get(), dev.ifindex,
 				      mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err) {
-		std::string why = "attach xdp_vlan to " + dev.name + " (" + to_string(mode) + ")";
+		std::string why = std::string("attach ") + bpf_program__name(skel->prog) + " to " + dev.name + " (" + to_string(mode) + ")";
 		if (err == -EOPNOTSUPP && mode == XdpMode::native)
 			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
 		if (err == -EEXIST || err == -EBUSY)
 			return runtime_error(why + ": another XDP program holds the interface in a mode that cannot be shared", -err);
 		return load_error(why, err);
 	}
-	AttachInfo info{Hook::xdp, mode, xdp_program__id(prog.get()), prog_names().xdp};
+	AttachInfo info{Hook::xdp, mode, xdp_program__id(prog.get()), bpf_program__name(skel->prog)};
+	info.feature = f;
 	info.run_prio = xdp_program__run_prio(prog.get());
 	if (auto mp = xdp_query(dev); mp && mp->get())
 		info.multiprog = !xdp_multiprog__is_legacy(mp->get());
@@ -209,7 +247,7 @@ Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 bool is_our_name(const std::string &name)
 {
 	const auto &n = prog_names();
-	return name == n.xdp || name == n.tc_ingress || name == n.tc_egress;
+	return name == n.xdp || name == n.tc_ingress || name == n.tc_egress || name == n.geneve;
 }
 
 } // namespace
@@ -260,7 +298,9 @@ Result<Feature> parse_feature(std::string_view s)
 {
 	if (s == "vlan")
 		return Feature::vlan;
-	return usage_error("unknown feature '" + std::string(s) + "' (vlan)");
+	if (s == "geneve")
+		return Feature::geneve;
+	return usage_error("unknown feature '" + std::string(s) + "' (vlan or geneve)");
 }
 
 const char *to_string(Hook h)
@@ -281,9 +321,9 @@ const char *to_string(XdpMode m)
 	return m == XdpMode::skb ? "skb" : "native";
 }
 
-const char *to_string(Feature)
+const char *to_string(Feature f)
 {
-	return "vlan";
+	return f == Feature::geneve ? "geneve" : "vlan";
 }
 
 Result<IfStatus> status(const Netdev &dev)
@@ -291,7 +331,8 @@ Result<IfStatus> status(const Netdev &dev)
 	IfStatus st;
 	st.dev = dev;
 	st.pin_dir = pin_dir(dev);
-	st.pinned = path_exists(pin_marker(dev));
+	st.pinned = path_exists(pin_marker(dev)) ||
+		    (!geneve_map_names().empty() && path_exists(st.pin_dir + "/" + geneve_map_names()[0]));
 
 	auto mp = xdp_query(dev);
 	if (!mp)
@@ -303,10 +344,11 @@ Result<IfStatus> status(const Netdev &dev)
 		for_each_xdp_prog(m, [&](xdp_program *p) {
 			XdpProgInfo pi{xdp_program__name(p), xdp_program__id(p),
 				       xdp_program__run_prio(p), false};
-			pi.ours = pi.name == prog_names().xdp;
+			pi.ours = pi.name == prog_names().xdp || pi.name == prog_names().geneve;
+			Feature f = pi.name == prog_names().geneve ? Feature::geneve : Feature::vlan;
 			if (pi.ours)
 				st.ours.push_back(AttachInfo{Hook::xdp, mode_of(m), pi.id, pi.name,
-							     st.xdp_multiprog, pi.run_prio});
+							     st.xdp_multiprog, pi.run_prio, f});
 			st.xdp_progs.push_back(std::move(pi));
 		});
 	}
@@ -323,27 +365,30 @@ Result<IfStatus> status(const Netdev &dev)
 	return st;
 }
 
-Result<AttachInfo> attach(const Netdev &dev, Feature, Hook h, XdpMode mode)
+Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
 {
+	if (f == Feature::geneve && h != Hook::xdp)
+		return usage_error("geneve attaches at the xdp hook only");
 	if (auto s = bpffs_check(); !s)
 		return s.error();
 	auto st = status(dev);
 	if (!st)
 		return st.error();
 	for (const auto &a : st->ours)
-		if (a.hook == h)
-			return runtime_error("vlan is already attached to " + dev.name + " at " + to_string(h) +
+		if (a.hook == h && a.feature == f)
+			return runtime_error(std::string(to_string(f)) + " is already attached to " + dev.name + " at " + to_string(h) +
 					     " (prog id " + std::to_string(a.prog_id) + ")", EEXIST);
 	std::string dir = pin_dir(dev);
+	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
 	if (auto s = make_dirs(dir); !s)
 		return s.error();
-	auto r = h == Hook::xdp ? attach_xdp(dev, mode, dir) : attach_tc(dev, h, dir);
-	if (!r && st->ours.empty())
+	auto r = h == Hook::xdp ? attach_xdp(dev, f, mode, dir) : attach_tc(dev, h, dir);
+	if (!r && st->ours.empty() && !had_pins)
 		(void)remove_pin_dir(dir); // nothing of ours remains: leave no pins behind
 	return r;
 }
 
-Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature, std::optional<Hook> h)
+Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature f, std::optional<Hook> h)
 {
 	auto st = status(dev);
 	if (!st)
@@ -351,7 +396,7 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature, std::optional
 	std::vector<AttachInfo> gone;
 	size_t left = 0;
 	for (const auto &a : st->ours) {
-		if (h && a.hook != *h) {
+		if ((h && a.hook != *h) || a.feature != f) {
 			left++;
 			continue;
 		}
@@ -376,7 +421,7 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature, std::optional
 		gone.push_back(a);
 	}
 	if (h && gone.empty())
-		return runtime_error(std::string("vlan is not attached to ") + dev.name + " at " + to_string(*h), ENOENT);
+		return runtime_error(std::string(to_string(f)) + " is not attached to " + dev.name + " at " + to_string(*h), ENOENT);
 	if (!left)
 		if (auto s = remove_pin_dir(pin_dir(dev)); !s)
 			return s.error();

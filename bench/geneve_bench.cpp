@@ -1,0 +1,258 @@
+// tools/bench geneve: ns per packet of xdp_geneve's classify and decap paths
+// against an empty program in the same run, through live-frame BPF_PROG_RUN
+// (the vlan bench's design: see vlan_bench.cpp).
+//
+// - BPF_F_TEST_XDP_LIVE_FRAMES gives every frame a fresh xdp_buff, as a
+//   driver does; the wrappers run xo_gnv_xdp() and return XDP_DROP, the
+//   baseline is an empty program returning XDP_DROP (XDP_PASS would measure
+//   the stack, not XDP).
+// - Decap of an Ethernet payload (0x6558) only moves the head: recycled
+//   pages keep their bytes, so each frame is the input again.
+// - Every timed run must show xo_gnv_stats == frames on exactly the case's
+//   reasons (matched + passed/decapped/...), nothing else counted.
+#include "bench.hpp"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "geneve_frames.hpp"
+#include "xoffload/abi_check.hpp"
+#include "xo_bench_geneve.skel.h"
+
+namespace xoffload::bench {
+
+namespace {
+
+using GnvSkel = UniqueSkel<xo_bench_geneve_bpf, xo_bench_geneve_bpf__destroy>;
+using test::Bytes;
+
+constexpr uint64_t full_frames = 2'000'000, quick_frames = 200'000, twin_frames = 64;
+constexpr unsigned full_runs = 15, quick_runs = 3;
+constexpr uint32_t batch_size = 64;
+constexpr double classify_target = 2.0, decap_target = 2.5;
+
+struct Case {
+	std::string name, measures;
+	bool base = false;
+	double target = 0;		// ratio to baseline; 0 = reference row
+	Bytes in;
+	uint32_t action = XO_GNV_ACT_PASS;
+	uint32_t flags = 0;		// xo_gnv_cfg flags
+	std::vector<unsigned> counters;	// reasons that must equal frames
+	std::vector<double> ns;
+};
+
+std::vector<Case> make_cases()
+{
+	using namespace test;
+	const Bytes inner = inner_udp4(kIpA, kIpC, kPortA, kPortB, 64);
+	const std::vector<GeneveOpt> opts = {{0x0102, kOptCritical | 1, {1, 2, 3, 4}}, {0x0001, 0x01, {5, 6, 7, 8}}};
+	const std::vector<unsigned> pass = {XO_GNV_CNT_MATCHED, XO_GNV_CNT_PASSED};
+	const std::vector<unsigned> decap = {XO_GNV_CNT_MATCHED, XO_GNV_CNT_DECAPPED};
+	std::vector<Case> c;
+	c.push_back({"baseline", "empty XDP program (the XDP_PASS floor)", true, 0, outer4(geneve(7, kEthTeb, inner))});
+	c.push_back({"classify4", "IPv4 outer, port + VNI lookup, pass", false, classify_target,
+		     outer4(geneve(7, kEthTeb, inner)), XO_GNV_ACT_PASS, 0, pass});
+	c.push_back({"classify6-opts", "IPv6 outer, 2 options (1 critical, known), pass", false, classify_target,
+		     outer6(geneve(7, kEthTeb, inner, opts, kGnvCrit)), XO_GNV_ACT_PASS, 0, pass});
+	c.push_back({"classify-qinq", "QinQ + IPv4 outer, pass", false, classify_target,
+		     outer4(geneve(7, kEthTeb, inner), kPortGeneve, {{kTpid8021AD, 10}, {kTpid8021Q, 20}}),
+		     XO_GNV_ACT_PASS, 0, pass});
+	c.push_back({"decap4", "IPv4 outer, decap (adjust_head)", false, decap_target,
+		     outer4(geneve(7, kEthTeb, inner)), XO_GNV_ACT_DECAP, 0, decap});
+	c.push_back({"decap6-opts", "IPv6 outer + 2 options, decap", false, decap_target,
+		     outer6(geneve(7, kEthTeb, inner, opts, kGnvCrit)), XO_GNV_ACT_DECAP, 0, decap});
+	c.push_back({"not-geneve", "ref: UDP to an unregistered port", false, 0,
+		     outer4(geneve(7, kEthTeb, inner), 4789), XO_GNV_ACT_PASS, 0, {XO_GNV_CNT_NOT_GENEVE}});
+	c.push_back({"xsk-hash", "ref: inner 5-tuple hash + XSKMAP miss", false, 0, outer4(geneve(7, kEthTeb, inner)),
+		     XO_GNV_ACT_XSK, 0, {XO_GNV_CNT_MATCHED, XO_GNV_CNT_NO_TARGET, XO_GNV_CNT_PASSED}});
+	c.push_back({"csum4", "ref: classify + outer UDP checksum (bpf_loop)", false, 0,
+		     outer4(geneve(7, kEthTeb, inner)), XO_GNV_ACT_PASS, XO_GNV_F_VERIFY_CSUM, pass});
+	return c;
+}
+
+class GeneveBench {
+public:
+	explicit GeneveBench(xo_bench_geneve_bpf *s) : s_(s), ncpus_(libbpf_num_possible_cpus()) {}
+
+	int setup()
+	{
+		uint32_t port = kPortGeneve_, cls = 0x0102, one = 1;
+		xo_gnv_port p{1, 0};
+		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_ports), &port, &p, BPF_ANY) ||
+		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_optcls), &cls, &one, BPF_ANY))
+			return -errno;
+		return 0;
+	}
+	int apply(const Case &c)
+	{
+		uint32_t vni = 7, zero = 0, slot = 1;
+		xo_gnv_rule r{c.action, 4, 1};
+		xo_gnv_cfg cfg{XO_ABI_VERSION, c.flags, {XO_GNV_ACT_PASS, 1, 0}, ++gen_, 0};
+		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY) ||
+		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cfg), &zero, &cfg, BPF_ANY))
+			return -errno;
+		std::vector<xo_gnv_stats> z(static_cast<size_t>(ncpus_));
+		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_stats), &zero, z.data(), BPF_ANY) ||
+		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_vstats), &slot, z.data(), BPF_ANY))
+			return -errno;
+		return 0;
+	}
+	int run(int fd, const Bytes &in, uint64_t frames, double &wall_ns)
+	{
+		bpf_test_run_opts o{};
+		o.sz = sizeof(o);
+		o.data_in = in.data();
+		o.data_size_in = static_cast<__u32>(in.size());
+		o.repeat = static_cast<int>(frames);
+		o.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+		o.batch_size = batch_size;
+		auto t0 = std::chrono::steady_clock::now();
+		int err = bpf_prog_test_run_opts(fd, &o);
+		auto t1 = std::chrono::steady_clock::now();
+		if (err)
+			return err < 0 ? err : -err;
+		wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+		return 0;
+	}
+	// ns per frame of a timed call, minus the syscall's fixed cost (a twin call of one batch).
+	int measure(int fd, const Bytes &in, uint64_t frames, double &ns)
+	{
+		double twin, wall;
+		int err = run(fd, in, twin_frames, twin);
+		if (!err)
+			err = run(fd, in, frames, wall);
+		if (!err)
+			ns = (wall - twin) / static_cast<double>(frames - twin_frames);
+		return err;
+	}
+	// xo_gnv_stats after apply() + one run of @frames: exactly the case's reasons.
+	bool counters_ok(const Case &c, uint64_t frames, std::string &why)
+	{
+		std::vector<xo_gnv_stats> pc(static_cast<size_t>(ncpus_));
+		uint32_t zero = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(s_->maps.xo_gnv_stats), &zero, pc.data())) {
+			why = std::string("reading xo_gnv_stats: ") + std::strerror(errno);
+			return false;
+		}
+		for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
+			uint64_t n = 0;
+			for (const auto &x : pc)
+				n += x.c[r].packets;
+			bool listed = std::find(c.counters.begin(), c.counters.end(), r) != c.counters.end();
+			if (n != (listed ? frames : 0)) {
+				why = "counter " + std::to_string(r) + " = " + std::to_string(n) + ", expected " +
+				      std::to_string(listed ? frames : 0);
+				return false;
+			}
+		}
+		return true;
+	}
+	int base_fd() const { return bpf_program__fd(s_->progs.xo_bench_gbase); }
+	int gnv_fd() const { return bpf_program__fd(s_->progs.xo_bench_gnv); }
+
+private:
+	static constexpr uint32_t kPortGeneve_ = test::kPortGeneve;
+	xo_bench_geneve_bpf *s_;
+	int ncpus_;
+	uint32_t gen_ = 0;
+};
+
+} // namespace
+
+int run_geneve(const Options &opt)
+{
+	const uint64_t frames = opt.frames ? opt.frames : opt.quick ? quick_frames : full_frames;
+	const unsigned runs = opt.runs ? opt.runs : opt.quick ? quick_runs : full_runs;
+
+	set_libbpf_verbosity(opt.verbose);
+	int cpu = pin_to_cpu(opt.cpu);
+	if (cpu < 0)
+		return fail("geneve: pinning to a CPU", cpu);
+	GnvSkel skel(xo_bench_geneve_bpf__open());
+	if (!skel)
+		return fail("geneve: opening the bench BPF object", errno);
+	int err = unpin_all_maps(skel->obj);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.xdp_geneve, false);
+	if (!err)
+		err = xo_bench_geneve_bpf__load(skel.get());
+	if (err)
+		return fail("geneve: loading the bench programs (root; -v for the verifier log)", err);
+	GeneveBench b(skel.get());
+	if ((err = b.setup()))
+		return fail("geneve: writing the maps", err);
+
+	std::vector<Case> cases = make_cases();
+	double ns;
+	// verify pass: every frame of a full-length run took the case's path
+	for (Case &c : cases) {
+		if (c.base)
+			continue;
+		std::string why;
+		if ((err = b.apply(c)) || (err = b.run(b.gnv_fd(), c.in, frames, ns)))
+			return fail("geneve: " + c.name + ": verify run", err);
+		if (!b.counters_ok(c, frames, why))
+			return fail("geneve: " + c.name + ": VERIFY FAILED: " + why);
+	}
+	// timed: each case right after its own baseline run, pair by pair
+	std::vector<std::vector<double>> ratio(cases.size());
+	for (unsigned r = 0; r < runs; r++)
+		for (size_t i = 1; i < cases.size(); i++) {
+			Case &c = cases[i];
+			double base_ns;
+			if ((err = b.apply(c)) || (err = b.measure(b.base_fd(), c.in, frames, base_ns)) ||
+			    (err = b.measure(b.gnv_fd(), c.in, frames, ns)))
+				return fail("geneve: " + c.name + ": timed run", err);
+			cases[0].ns.push_back(base_ns);
+			c.ns.push_back(ns);
+			ratio[i].push_back(ns / base_ns);
+		}
+
+	bool missed = false;
+	double base = median(cases[0].ns);
+	if (opt.json) {
+		std::printf("{\"bench\":\"geneve\",\"frames\":%llu,\"runs\":%u,\"cpu\":%d,\"baseline_ns\":%.2f,\"cases\":[",
+			    static_cast<unsigned long long>(frames), runs, cpu, base);
+		for (size_t i = 1; i < cases.size(); i++) {
+			const Case &c = cases[i];
+			double rt = median(ratio[i]);
+			bool ok = !c.target || rt <= c.target;
+			missed |= !ok;
+			std::printf("%s{\"name\":\"%s\",\"ns\":%.2f,\"ratio\":%.3f,\"target\":%.1f,\"met\":%s}", i > 1 ? "," : "",
+				    c.name.c_str(), median(c.ns), rt, c.target, ok ? "true" : "false");
+		}
+		std::printf("]}\n");
+	} else {
+		std::printf("xdp_geneve, live-frame BPF_PROG_RUN (batch %u), %llu frames x %u runs, CPU %d\n"
+			    "every wrapper returns XDP_DROP; counters verified == frames per case\n\n",
+			    batch_size, static_cast<unsigned long long>(frames), runs, cpu);
+		std::printf("%-16s %9s %8s %8s  %s\n", "case", "ns/pkt", "x base", "target", "measures");
+		std::printf("%-16s %9.2f %8s %8s  %s\n", "baseline", base, "1.00", "", cases[0].measures.c_str());
+		for (size_t i = 1; i < cases.size(); i++) {
+			const Case &c = cases[i];
+			double rt = median(ratio[i]);
+			bool ok = !c.target || rt <= c.target;
+			missed |= !ok;
+			char tgt[16] = "ref";
+			if (c.target)
+				std::snprintf(tgt, sizeof(tgt), "<=%.1f%s", c.target, ok ? "" : "!");
+			std::printf("%-16s %9.2f %8.2f %8s  %s\n", c.name.c_str(), median(c.ns), rt, tgt,
+				    c.measures.c_str());
+		}
+		std::printf("\nns/pkt: median of (wall - one-batch twin call) / frames; x base: median of\n"
+			    "case/baseline, each pair measured back to back with the same input frame.\n");
+	}
+	return opt.check_target && missed ? exit_failure : exit_ok;
+}
+
+} // namespace xoffload::bench

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* XDP Geneve (RFC 8926): frames to a registered UDP port are classified by
+ * VNI and options, then passed, dropped, decapsulated or steered to an
+ * AF_XDP socket or a CPU by a hash of the inner flow (software Geneve RSS).
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <xdp/xdp_helpers.h>
+#include "xoffload/geneve.h"
+
+#define XO_MAC_LEN 12
+
+struct xo_macs {
+	__u32 w[3];
+};
+
+/* Strips everything before o->inner; for an IP payload a 14-byte Ethernet
+ * header with the outer MACs goes in front. Returns 0 or -1.
+ */
+static __always_inline int xo_gnv_decap(struct xdp_md *ctx, const struct xo_gnv_outer *o)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__be16 proto = o->gh->proto;
+	int strip = o->inner - data;
+	struct xo_macs macs;
+	struct ethhdr *eth;
+
+	if (proto == bpf_htons(XO_ETH_P_TEB)) {
+		if (o->inner + sizeof(struct ethhdr) > data_end)
+			return -1;
+		return bpf_xdp_adjust_head(ctx, strip) ? -1 : 0;
+	}
+	if (data + XO_MAC_LEN > data_end || o->inner + 1 > data_end)
+		return -1;
+	macs = *(struct xo_macs *)data;
+	if (bpf_xdp_adjust_head(ctx, strip - (int)sizeof(struct ethhdr)))
+		return -1;
+	/* every packet pointer is stale after adjust_head: reload, recheck */
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	*(struct xo_macs *)eth = macs;
+	eth->h_proto = proto;
+	return 0;
+}
+
+static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u64 bytes = data_end - data;
+	struct xo_cursor c = { .pos = data, .end = data_end };
+	struct xo_gnv_outer o = {};
+	struct xo_gnv_stats *st, *vst;
+	struct xo_gnv_rule rule = { XO_GNV_ACT_PASS, 1, XO_GNV_SLOT_DEFAULT };
+	struct xo_gnv_cache *ca;
+	struct xo_gnv_cfg *cfg;
+	__u32 zero = 0, key, action, slot, queues, gen;
+	int r;
+
+	st = bpf_map_lookup_elem(&xo_gnv_stats, &zero);
+	cfg = bpf_map_lookup_elem(&xo_gnv_cfg, &zero);
+	ca = bpf_map_lookup_elem(&xo_gnv_cache, &zero);
+	gen = cfg ? cfg->gen : 0;
+	if (xo_gnv_parse_outer(&c, &o, ca, gen) != XO_GNV_OK) {
+		xo_gnv_count(st, XO_GNV_CNT_NOT_GENEVE, bytes);
+		return XDP_PASS;
+	}
+	r = xo_gnv_parse_geneve(&c, &o, ca, gen);
+	if (r != XO_GNV_OK) {
+		xo_gnv_count(st, r == XO_GNV_CRIT_UNKNOWN ? XO_GNV_CNT_DROP_CRIT_OPT :
+			     XO_GNV_CNT_DROP_MALFORMED, bytes);
+		/* the VNI is known once the base header is there: count it too */
+		if (r == XO_GNV_CRIT_UNKNOWN) {
+			struct xo_gnv_hdr *gh = c.pos;
+
+			if ((void *)(gh + 1) <= data_end) {
+				key = xo_gnv_rule_of(xo_gnv_vni(gh), ca, gen, &rule) ?
+				      rule.slot : XO_GNV_SLOT_DEFAULT;
+				xo_gnv_count(bpf_map_lookup_elem(&xo_gnv_vstats, &key),
+					     XO_GNV_CNT_DROP_CRIT_OPT, bytes);
+			}
+		}
+		return XDP_DROP;
+	}
+
+	if (xo_gnv_rule_of(xo_gnv_vni(o.gh), ca, gen, &rule)) {
+		key = rule.slot;
+	} else {
+		key = XO_GNV_SLOT_DEFAULT;
+		if (cfg)
+			rule = cfg->dflt;
+	}
+	vst = bpf_map_lookup_elem(&xo_gnv_vstats, &key);
+	action = rule.action;
+	queues = rule.queues;
+	xo_gnv_count(st, XO_GNV_CNT_MATCHED, bytes);
+	xo_gnv_count(vst, XO_GNV_CNT_MATCHED, bytes);
+
+	if (cfg && (cfg->flags & XO_GNV_F_VERIFY_CSUM)) {
+		__u32 udp_off = (void *)o.udp - data;
+
+		if (xo_gnv_udp_csum_ok(ctx, &o, udp_off & 0xffff,
+				       bpf_ntohs(o.udp->len)) != 1) {
+			xo_gnv_count(st, XO_GNV_CNT_BAD_CSUM, bytes);
+			xo_gnv_count(vst, XO_GNV_CNT_BAD_CSUM, bytes);
+			return XDP_DROP;
+		}
+		/* bpf_loop may have let the verifier forget o's packet ranges */
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+	}
+	/* OAM frames are control traffic for the stack: never steered */
+	if ((o.gh->flags & XO_GNV_F_OAM) && action != XO_GNV_ACT_DROP)
+		action = XO_GNV_ACT_PASS;
+
+	switch (action) {
+	case XO_GNV_ACT_DROP:
+		xo_gnv_count(st, XO_GNV_CNT_DROP_RULE, bytes);
+		xo_gnv_count(vst, XO_GNV_CNT_DROP_RULE, bytes);
+		return XDP_DROP;
+	case XO_GNV_ACT_DECAP:
+		if (xo_gnv_decap(ctx, &o)) {
+			xo_gnv_count(st, XO_GNV_CNT_DROP_MALFORMED, bytes);
+			xo_gnv_count(vst, XO_GNV_CNT_DROP_MALFORMED, bytes);
+			return XDP_DROP;
+		}
+		xo_gnv_count(st, XO_GNV_CNT_DECAPPED, bytes);
+		xo_gnv_count(vst, XO_GNV_CNT_DECAPPED, bytes);
+		return XDP_PASS;
+	case XO_GNV_ACT_XSK:
+	case XO_GNV_ACT_CPU:
+		if (queues < 1 || queues > XO_GNV_MAX_QUEUES)
+			queues = 1;
+		slot = xo_gnv_inner_hash(o.inner, data_end, o.gh->proto) % queues;
+		r = action == XO_GNV_ACT_XSK ?
+		    bpf_redirect_map(&xo_gnv_xsks, slot, XDP_PASS) :
+		    bpf_redirect_map(&xo_gnv_cpus, slot, XDP_PASS);
+		if (r == XDP_REDIRECT) {
+			xo_gnv_count(st, XO_GNV_CNT_REDIRECTED, bytes);
+			xo_gnv_count(vst, XO_GNV_CNT_REDIRECTED, bytes);
+			return XDP_REDIRECT;
+		}
+		xo_gnv_count(st, XO_GNV_CNT_NO_TARGET, bytes);
+		xo_gnv_count(vst, XO_GNV_CNT_NO_TARGET, bytes);
+		/* fall through: nobody to steer to, the stack gets it */
+	default:
+		xo_gnv_count(st, XO_GNV_CNT_PASSED, bytes);
+		xo_gnv_count(vst, XO_GNV_CNT_PASSED, bytes);
+		return XDP_PASS;
+	}
+}
+
+SEC("xdp")
+int xdp_geneve(struct xdp_md *ctx)
+{
+	return xo_gnv_xdp(ctx);
+}
+
+/* libxdp dispatcher: after xdp_vlan (20) so outer tags it pops are gone,
+ * before xdp_xsk (30); the next program runs on XDP_PASS.
+ */
+struct {
+	__uint(priority, 25);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xdp_geneve);
+
+char _license[] SEC("license") = "Dual BSD/GPL";

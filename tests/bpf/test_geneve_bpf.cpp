@@ -1,0 +1,528 @@
+// xdp_geneve under BPF_PROG_TEST_RUN: a table of outer/inner shapes, each
+// with its expected verdict, output bytes and counters (total and per VNI),
+// plus every truncation of a tagged frame with options.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "geneve_frames.hpp"
+#include "xdp_geneve.skel.h"
+#include "xoffload/abi_check.hpp"
+
+namespace xoffload::test {
+namespace {
+
+constexpr uint32_t kVniPass = 100, kVniDecap = 200, kVniDrop = 300, kVniXsk = 400, kVniCpu = 500;
+constexpr uint32_t kVniUnknown = 777;
+constexpr uint16_t kClassKnown = 0x0102, kClassUnknown = 0x0abc;
+
+using CounterSet = std::array<xo_counter, XO_GNV_CNT_MAX>;
+
+const char *reason_label(unsigned r)
+{
+	static const char *const n[XO_GNV_CNT_MAX] = {"not-geneve", "matched", "passed", "dropped-rule",
+						      "dropped-malformed", "dropped-crit-opt", "bad-csum",
+						      "decapped", "redirected", "no-target"};
+	return r < XO_GNV_CNT_MAX ? n[r] : "?";
+}
+
+std::string describe(const CounterSet &c)
+{
+	std::string s;
+	for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+		if (c[r].packets || c[r].bytes)
+			s += std::string(reason_label(r)) + ": " + std::to_string(c[r].packets) + " pkts " +
+			     std::to_string(c[r].bytes) + " bytes\n";
+	return s.empty() ? "(none)\n" : s;
+}
+
+CounterSet minus(const CounterSet &a, const CounterSet &b)
+{
+	CounterSet d{};
+	for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+		d[r] = {a[r].packets - b[r].packets, a[r].bytes - b[r].bytes};
+	return d;
+}
+
+// The real xdp_geneve object, loaded once, never pinned.
+class GeneveEnv {
+public:
+	static GeneveEnv *get(std::string *why)
+	{
+		static std::string err;
+		static std::unique_ptr<GeneveEnv> env = [] {
+			auto e = std::unique_ptr<GeneveEnv>(new GeneveEnv);
+			if (int ret = e->load()) {
+				err = std::string("loading xdp_geneve failed: ") + std::strerror(-ret);
+				e.reset();
+			}
+			return e;
+		}();
+		*why = err;
+		return env.get();
+	}
+	~GeneveEnv() { xdp_geneve_bpf__destroy(s_); }
+
+	xdp_geneve_bpf *skel() const { return s_; }
+	int fd(bpf_map *m) const { return bpf_map__fd(m); }
+
+	void check(int err, const char *what) const
+	{
+		if (err)
+			throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+	}
+
+	// Map writes as GeneveMaps does them: the change, then a new gen.
+	void port(uint16_t p, bool on)
+	{
+		uint32_t k = p;
+		xo_gnv_port v{1, 0};
+		if (on)
+			check(bpf_map_update_elem(fd(s_->maps.xo_gnv_ports), &k, &v, BPF_ANY), "port");
+		else
+			(void)bpf_map_delete_elem(fd(s_->maps.xo_gnv_ports), &k);
+		bump();
+	}
+	void bump()
+	{
+		uint32_t z = 0;
+		xo_gnv_cfg c{};
+		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_cfg), &z, &c), "cfg");
+		c.gen++;
+		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_cfg), &z, &c, BPF_ANY), "cfg");
+	}
+	// Each VNI gets its own counter slot, as GeneveMaps::rule_set gives them.
+	void rule(uint32_t vni, uint32_t action, uint32_t queues = 1)
+	{
+		auto it = slots_.find(vni);
+		uint16_t slot = it != slots_.end() ? it->second : static_cast<uint16_t>(slots_.size() + 1);
+		slots_[vni] = slot;
+		xo_gnv_rule r{action, static_cast<uint16_t>(queues), slot};
+		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY), "rule");
+		bump();
+	}
+	void cfg(uint32_t flags, uint32_t dflt_action = XO_GNV_ACT_PASS)
+	{
+		uint32_t z = 0;
+		xo_gnv_cfg c{};
+		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_cfg), &z, &c), "cfg");
+		c = xo_gnv_cfg{XO_ABI_VERSION, flags, {dflt_action, 1, 0}, c.gen + 1, 0};
+		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_cfg), &z, &c, BPF_ANY), "cfg");
+	}
+	void known(uint16_t cls, bool on)
+	{
+		uint32_t k = cls, one = 1;
+		if (on)
+			check(bpf_map_update_elem(fd(s_->maps.xo_gnv_optcls), &k, &one, BPF_ANY), "class");
+		else
+			(void)bpf_map_delete_elem(fd(s_->maps.xo_gnv_optcls), &k);
+		bump();
+	}
+	void cpu_slot(uint32_t slot, bool on)
+	{
+		if (on) {
+			bpf_cpumap_val v{};
+			v.qsize = 256;
+			check(bpf_map_update_elem(fd(s_->maps.xo_gnv_cpus), &slot, &v, BPF_ANY), "cpumap");
+		} else {
+			(void)bpf_map_delete_elem(fd(s_->maps.xo_gnv_cpus), &slot);
+		}
+	}
+
+	CounterSet total() const
+	{
+		std::vector<xo_gnv_stats> pc(ncpu());
+		uint32_t z = 0;
+		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_stats), &z, pc.data()), "stats");
+		return sum(pc);
+	}
+	CounterSet vni(uint32_t vni) const
+	{
+		std::vector<xo_gnv_stats> pc(ncpu());
+		auto it = slots_.find(vni);
+		uint32_t key = vni == XO_GNV_VNI_DEFAULT || it == slots_.end() ? XO_GNV_SLOT_DEFAULT : it->second;
+		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_vstats), &key, pc.data()), "vstats");
+		return sum(pc);
+	}
+
+	struct Run {
+		int err = 0;
+		uint32_t retval = 0;
+		Bytes out;
+	};
+	Run run(const Bytes &in) const
+	{
+		Run r;
+		Bytes out(in.size() + 512);
+		bpf_test_run_opts o{};
+		o.sz = sizeof(o);
+		o.data_in = in.data();
+		o.data_size_in = static_cast<uint32_t>(in.size());
+		o.data_out = out.data();
+		o.data_size_out = static_cast<uint32_t>(out.size());
+		o.repeat = 1;
+		if (bpf_prog_test_run_opts(bpf_program__fd(s_->progs.xdp_geneve), &o)) {
+			r.err = -errno;
+			return r;
+		}
+		r.retval = o.retval;
+		out.resize(o.data_size_out);
+		r.out = std::move(out);
+		return r;
+	}
+
+private:
+	GeneveEnv() = default;
+	static size_t ncpu()
+	{
+		int n = libbpf_num_possible_cpus();
+		return n > 0 ? static_cast<size_t>(n) : 1;
+	}
+	static CounterSet sum(const std::vector<xo_gnv_stats> &pc)
+	{
+		CounterSet c{};
+		for (const auto &x : pc)
+			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
+				c[r].packets += x.c[r].packets;
+				c[r].bytes += x.c[r].bytes;
+			}
+		return c;
+	}
+	int load()
+	{
+		s_ = xdp_geneve_bpf__open();
+		if (!s_)
+			return -errno;
+		bpf_map *m;
+		bpf_object__for_each_map(m, s_->obj)
+		{
+			if (int err = bpf_map__set_pin_path(m, nullptr))
+				return err;
+		}
+		return xdp_geneve_bpf__load(s_);
+	}
+	xdp_geneve_bpf *s_ = nullptr;
+	std::map<uint32_t, uint16_t> slots_;
+};
+
+class GeneveBpf : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		if (geteuid() != 0)
+			GTEST_SKIP() << "needs root (BPF_PROG_TEST_RUN)";
+		std::string why;
+		env_ = GeneveEnv::get(&why);
+		ASSERT_NE(env_, nullptr) << why;
+		env_->port(kPortGeneve, true);
+		env_->port(kPortC, false);
+		env_->cfg(0);
+		env_->rule(kVniPass, XO_GNV_ACT_PASS);
+		env_->rule(kVniDecap, XO_GNV_ACT_DECAP);
+		env_->rule(kVniDrop, XO_GNV_ACT_DROP);
+		env_->rule(kVniXsk, XO_GNV_ACT_XSK, 4);
+		env_->rule(kVniCpu, XO_GNV_ACT_CPU, 2);
+		env_->known(kClassKnown, true);
+		env_->known(kClassUnknown, false);
+	}
+	GeneveEnv *env_ = nullptr;
+};
+
+enum class V { pass, drop, redirect };
+
+uint32_t retval_of(V v)
+{
+	return v == V::pass ? XDP_PASS : v == V::drop ? XDP_DROP : XDP_REDIRECT;
+}
+
+struct Case {
+	std::string name;
+	Bytes in;
+	V verdict;
+	Bytes out;			// expected frame (pass/redirect), empty = unchanged
+	std::vector<uint32_t> counted;	// reasons counted once with in.size() bytes
+	uint32_t vni_key = 0;		// per-VNI row that must show the same (0 = none)
+	std::function<void(GeneveEnv &)> setup = nullptr;
+};
+
+void PrintTo(const Case &c, std::ostream *os)
+{
+	*os << c.name;
+}
+
+const Bytes kInner = inner_udp4(kIpA, kIpC, kPortA, kPortB, 40, 7);
+const Bytes kInnerIp = inner_udp4(kIpA, kIpC, kPortA, kPortB, 40, 7, false);
+const Bytes kInner6Ip = inner_tcp6(kIp6A, kIp6B, kPortA, kPortB, 24, false);
+const std::vector<GeneveOpt> kOptsPlain = {{0x0001, 0x01, {1, 2, 3, 4}}, {kClassUnknown, 0x05, {}}};
+const std::vector<GeneveOpt> kOptsCritUnknown = {{0x0001, 0x01, {1, 2, 3, 4}},
+						 {kClassUnknown, kOptCritical | 3, {9, 9, 9, 9, 9, 9, 9, 9}}};
+const std::vector<GeneveOpt> kOptsCritKnown = {{kClassKnown, kOptCritical | 1, {5, 6, 7, 8}}};
+
+constexpr uint32_t M = XO_GNV_CNT_MATCHED;
+
+Bytes eth_then(const Bytes &ip, uint16_t type)
+{
+	PacketBuilder b;
+	b.eth(kMacB, kMacA).ethertype(type);
+	Bytes e = b.build();
+	e.insert(e.end(), ip.begin(), ip.end());
+	return e;
+}
+
+Bytes fragment(Bytes f, uint16_t frag)
+{
+	f[14 + 6] = static_cast<uint8_t>(frag >> 8);
+	f[14 + 7] = static_cast<uint8_t>(frag);
+	return f;
+}
+
+Bytes with_udp_csum(Bytes f, size_t udp_off, uint16_t v)
+{
+	f[udp_off + 6] = static_cast<uint8_t>(v >> 8);
+	f[udp_off + 7] = static_cast<uint8_t>(v);
+	return f;
+}
+
+std::vector<Case> cases()
+{
+	const Bytes g_pass = geneve(kVniPass, kEthTeb, kInner);
+	const Bytes g_decap = geneve(kVniDecap, kEthTeb, kInner);
+	const Bytes big_inner = inner_udp4(kIpA, kIpC, kPortA, kPortB, 1333, 3);	// odd sizes: csum tail
+	const Bytes g_big = geneve(kVniPass, kEthTeb, big_inner);
+	const Bytes v4 = outer4(g_pass);
+	auto verify = [](GeneveEnv &e) { e.cfg(XO_GNV_F_VERIFY_CSUM); };
+	return {
+		{"ipv4_pass", v4, V::pass, {}, {M, XO_GNV_CNT_PASSED}, kVniPass},
+		{"ipv6_pass", outer6(g_pass), V::pass, {}, {M, XO_GNV_CNT_PASSED}, kVniPass},
+		{"ipv4_decap_teb", outer4(g_decap), V::pass, kInner, {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"ipv6_decap_teb", outer6(g_decap), V::pass, kInner, {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"qinq_outer_decap", outer4(g_decap, kPortGeneve, {{kTpid8021AD, 30}, {kTpid8021Q, 100}}), V::pass,
+		 kInner, {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"dot1q_outer_ipv6_decap", outer6(g_decap, kPortGeneve, {{kTpid8021Q, 7}}), V::pass, kInner,
+		 {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"decap_ipv4_payload_gets_outer_macs", outer4(geneve(kVniDecap, kEthIPv4, kInnerIp)), V::pass,
+		 eth_then(kInnerIp, kEthIPv4), {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"decap_ipv6_payload_gets_outer_macs", outer6(geneve(kVniDecap, kEthIPv6, kInner6Ip)), V::pass,
+		 eth_then(kInner6Ip, kEthIPv6), {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"options_plain_decap", outer4(geneve(kVniDecap, kEthTeb, kInner, kOptsPlain)), V::pass, kInner,
+		 {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"critical_unknown_option_drops", outer4(geneve(kVniDecap, kEthTeb, kInner, kOptsCritUnknown, kGnvCrit)),
+		 V::drop, {}, {XO_GNV_CNT_DROP_CRIT_OPT}, kVniDecap},
+		{"critical_unknown_option_without_c_bit_drops",
+		 outer6(geneve(kVniPass, kEthTeb, kInner, kOptsCritUnknown)), V::drop, {}, {XO_GNV_CNT_DROP_CRIT_OPT},
+		 kVniPass},
+		{"critical_known_option_decaps", outer4(geneve(kVniDecap, kEthTeb, kInner, kOptsCritKnown, kGnvCrit)),
+		 V::pass, kInner, {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"critical_class_declared_known_later",
+		 outer4(geneve(kVniDecap, kEthTeb, kInner, kOptsCritUnknown, kGnvCrit)), V::pass, kInner,
+		 {M, XO_GNV_CNT_DECAPPED}, kVniDecap, [](GeneveEnv &e) { e.known(kClassUnknown, true); }},
+		{"optlen_beyond_packet", outer4(geneve(kVniPass, kEthTeb, {}, {}, 0, 0, 63)), V::drop, {},
+		 {XO_GNV_CNT_DROP_MALFORMED}},
+		{"optlen_beyond_udp_length", outer4(geneve(kVniPass, kEthTeb, Bytes(20, 0), {}, 0, 0, 6)), V::drop, {},
+		 {XO_GNV_CNT_DROP_MALFORMED}},
+		{"option_longer_than_optlen",
+		 outer4(geneve(kVniPass, kEthTeb, kInner, {{0x0001, 0x01, {1, 2, 3, 4, 5, 6, 7, 8}}}, 0, 0, 2)), V::drop,
+		 {}, {XO_GNV_CNT_DROP_MALFORMED}},
+		{"version_1", outer4(geneve(kVniPass, kEthTeb, kInner, {}, 0, 1)), V::drop, {},
+		 {XO_GNV_CNT_DROP_MALFORMED}},
+		{"unknown_protocol", outer4(geneve(kVniPass, 0x88b5, kInner)), V::drop, {}, {XO_GNV_CNT_DROP_MALFORMED}},
+		{"unregistered_port_untouched", outer4(g_decap, kPortC), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
+		{"fragment_mf_untouched", fragment(outer4(g_decap), 0x2000), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
+		{"fragment_offset_untouched", fragment(outer4(g_decap), 0x0010), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
+		{"ipv4_options_outer_decap",
+		 PacketBuilder().eth(kMacB, kMacA).ipv4(kIpA, kIpB).ip_options({1, 1, 1, 0}).udp(1, kPortGeneve)
+			 .payload(g_decap).build(),
+		 V::pass, kInner, {M, XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"tcp_to_geneve_port_untouched",
+		 PacketBuilder().eth(kMacB, kMacA).ipv4(kIpA, kIpB).tcp(1, kPortGeneve).payload(g_decap).build(), V::pass,
+		 {}, {XO_GNV_CNT_NOT_GENEVE}},
+		{"arp_untouched", PacketBuilder().eth(kMacBcast, kMacA).ethertype(0x0806).payload(28).build(), V::pass,
+		 {}, {XO_GNV_CNT_NOT_GENEVE}},
+		{"drop_rule", outer4(geneve(kVniDrop, kEthTeb, kInner)), V::drop, {}, {M, XO_GNV_CNT_DROP_RULE},
+		 kVniDrop},
+		{"unknown_vni_default_pass", outer4(geneve(kVniUnknown, kEthTeb, kInner)), V::pass, {},
+		 {M, XO_GNV_CNT_PASSED}, XO_GNV_VNI_DEFAULT},
+		{"unknown_vni_default_drop", outer4(geneve(kVniUnknown, kEthTeb, kInner)), V::drop, {},
+		 {M, XO_GNV_CNT_DROP_RULE}, XO_GNV_VNI_DEFAULT, [](GeneveEnv &e) { e.cfg(0, XO_GNV_ACT_DROP); }},
+		{"unknown_vni_default_decap", outer6(geneve(kVniUnknown, kEthTeb, kInner)), V::pass, kInner,
+		 {M, XO_GNV_CNT_DECAPPED}, XO_GNV_VNI_DEFAULT, [](GeneveEnv &e) { e.cfg(0, XO_GNV_ACT_DECAP); }},
+		{"oam_frame_not_decapped", outer4(geneve(kVniDecap, kEthTeb, kInner, {}, kGnvOam)), V::pass, {},
+		 {M, XO_GNV_CNT_PASSED}, kVniDecap},
+		{"xsk_without_socket_passes", outer4(geneve(kVniXsk, kEthTeb, kInner)), V::pass, {},
+		 {M, XO_GNV_CNT_NO_TARGET, XO_GNV_CNT_PASSED}, kVniXsk},
+		{"vni_24_bits", outer4(geneve(0xabcdef, kEthTeb, kInner)), V::drop, {}, {M, XO_GNV_CNT_DROP_RULE},
+		 0xabcdef, [](GeneveEnv &e) { e.rule(0xabcdef, XO_GNV_ACT_DROP); }},
+		// ---- outer UDP checksum verification ----
+		{"csum_good_ipv4", v4, V::pass, {}, {M, XO_GNV_CNT_PASSED}, kVniPass, verify},
+		{"csum_good_ipv6_big", outer6(g_big), V::pass, {}, {M, XO_GNV_CNT_PASSED}, kVniPass, verify},
+		{"csum_good_ipv4_big", outer4(g_big), V::pass, {}, {M, XO_GNV_CNT_PASSED}, kVniPass, verify},
+		{"csum_bad_ipv4", with_udp_csum(v4, 34, 0x1234), V::drop, {}, {M, XO_GNV_CNT_BAD_CSUM}, kVniPass, verify},
+		{"csum_bad_payload_bit", [&] { Bytes f = outer4(g_big); f.back() ^= 0x01; return f; }(), V::drop, {},
+		 {M, XO_GNV_CNT_BAD_CSUM}, kVniPass, verify},
+		{"csum_zero_ipv4_allowed", with_udp_csum(v4, 34, 0), V::pass, {}, {M, XO_GNV_CNT_PASSED}, kVniPass,
+		 verify},
+		{"csum_zero_ipv6_refused", with_udp_csum(outer6(g_pass), 54, 0), V::drop, {},
+		 {M, XO_GNV_CNT_BAD_CSUM}, kVniPass, verify},
+		{"csum_bad_ignored_when_off", with_udp_csum(v4, 34, 0x1234), V::pass, {}, {M, XO_GNV_CNT_PASSED},
+		 kVniPass},
+	};
+}
+
+class GeneveCase : public GeneveBpf, public ::testing::WithParamInterface<Case> {};
+
+void run_case(GeneveEnv &env, const Case &c)
+{
+	if (c.setup)
+		c.setup(env);
+	CounterSet t0 = env.total();
+	CounterSet v0 = c.vni_key ? env.vni(c.vni_key) : CounterSet{};
+	auto r = env.run(c.in);
+	ASSERT_EQ(r.err, 0) << std::strerror(-r.err);
+	EXPECT_EQ(r.retval, retval_of(c.verdict));
+	if (c.verdict != V::drop) {
+		EXPECT_EQ(hexdump(r.out), hexdump(c.out.empty() ? c.in : c.out));
+	}
+	CounterSet want{};
+	for (uint32_t reason : c.counted)
+		want[reason] = {1, c.in.size()};
+	EXPECT_EQ(describe(minus(env.total(), t0)), describe(want)) << "total counters";
+	if (c.vni_key) {
+		EXPECT_EQ(describe(minus(env.vni(c.vni_key), v0)), describe(want)) << "counters of vni " << c.vni_key;
+	}
+}
+
+TEST_P(GeneveCase, VerdictBytesAndCounters)
+{
+	run_case(*env_, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, GeneveCase, ::testing::ValuesIn(cases()),
+			 [](const auto &info) { return info.param.name; });
+
+// ---- every truncation ----
+
+struct Trunc {
+	std::string name;
+	Bytes full;
+	size_t geneve_at;	// first offset that is past the outer UDP header
+};
+
+std::vector<Trunc> truncs()
+{
+	const Bytes g = geneve(kVniDecap, kEthTeb, kInner, kOptsCritKnown, kGnvCrit);
+	return {
+		{"ipv4_qinq_opts", outer4(g, kPortGeneve, {{kTpid8021AD, 30}, {kTpid8021Q, 100}}), kOuter4Len + 8},
+		{"ipv6_opts", outer6(g), kOuter6Len},
+		{"ipv4_ip_payload", outer4(geneve(kVniDecap, kEthIPv4, kInnerIp)), kOuter4Len},
+	};
+}
+
+class GeneveTrunc : public GeneveBpf, public ::testing::WithParamInterface<Trunc> {};
+
+TEST_P(GeneveTrunc, EveryLengthUntouchedOrMalformed)
+{
+	const Trunc &t = GetParam();
+	for (size_t len = kEthHdrLen; len < t.full.size(); len++) {
+		SCOPED_TRACE("length " + std::to_string(len));
+		Bytes in = truncated(t.full, len);
+		Case c{"t", in, len < t.geneve_at ? V::pass : V::drop, {},
+		       {len < t.geneve_at ? XO_GNV_CNT_NOT_GENEVE : XO_GNV_CNT_DROP_MALFORMED}};
+		run_case(*env_, c);
+		if (HasFailure())
+			return;
+	}
+	// and whole, it decaps
+	run_case(*env_, {"full", t.full, V::pass,
+			 t.name == "ipv4_ip_payload" ? eth_then(kInnerIp, kEthIPv4) : kInner,
+			 {M, XO_GNV_CNT_DECAPPED}, kVniDecap});
+}
+
+INSTANTIATE_TEST_SUITE_P(Lengths, GeneveTrunc, ::testing::ValuesIn(truncs()),
+			 [](const auto &info) { return info.param.name; });
+
+// ---- steering: the program's hash is xo_gnv_flow_hash of the inner flow ----
+
+TEST_F(GeneveBpf, CpuSteeringPicksTheSlotOfTheInnerFlowHash)
+{
+	for (uint16_t sport = 1000; sport < 1016; sport++) {
+		SCOPED_TRACE("inner sport " + std::to_string(sport));
+		Bytes inner = inner_udp4(kIpA, kIpC, sport, kPortB, 16);
+		uint32_t slot = xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport, kPortB, 17) % 2;
+		// only the predicted CPU slot exists: redirected; only the other: no target
+		env_->cpu_slot(slot, true);
+		env_->cpu_slot(slot ^ 1, false);
+		run_case(*env_, {"hit", outer4(geneve(kVniCpu, kEthTeb, inner)), V::redirect, {},
+				 {M, XO_GNV_CNT_REDIRECTED}, kVniCpu});
+		env_->cpu_slot(slot, false);
+		env_->cpu_slot(slot ^ 1, true);
+		run_case(*env_, {"miss", outer4(geneve(kVniCpu, kEthTeb, inner)), V::pass, {},
+				 {M, XO_GNV_CNT_NO_TARGET, XO_GNV_CNT_PASSED}, kVniCpu});
+		env_->cpu_slot(slot ^ 1, false);
+		if (HasFailure())
+			return;
+	}
+}
+
+// The per-CPU lookup cache (xo_gnv_cache) must follow every registry, rule
+// and option-class change that bumps xo_gnv_cfg.gen, hit after hit.
+TEST_F(GeneveBpf, LookupCacheFollowsEveryChange)
+{
+	const Bytes f = outer4(geneve(kVniDecap, kEthTeb, kInner, kOptsCritKnown, kGnvCrit));
+	const std::vector<uint32_t> decapped = {M, XO_GNV_CNT_DECAPPED};
+	for (int i = 0; i < 3; i++)	// warm: the cache now holds port, VNI and class
+		run_case(*env_, {"warm", f, V::pass, kInner, decapped, kVniDecap});
+	env_->rule(kVniDecap, XO_GNV_ACT_DROP);
+	run_case(*env_, {"rule now drop", f, V::drop, {}, {M, XO_GNV_CNT_DROP_RULE}, kVniDecap});
+	env_->rule(kVniDecap, XO_GNV_ACT_DECAP);
+	run_case(*env_, {"rule back", f, V::pass, kInner, decapped, kVniDecap});
+	env_->known(kClassKnown, false);
+	run_case(*env_, {"class forgotten", f, V::drop, {}, {XO_GNV_CNT_DROP_CRIT_OPT}, kVniDecap});
+	env_->known(kClassKnown, true);
+	run_case(*env_, {"class known again", f, V::pass, kInner, decapped, kVniDecap});
+	env_->port(kPortGeneve, false);
+	run_case(*env_, {"port gone", f, V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}});
+	env_->port(kPortGeneve, true);
+	run_case(*env_, {"port back", f, V::pass, kInner, decapped, kVniDecap});
+	const Bytes fc = outer4(geneve(kVniDecap, kEthTeb, kInner), kPortC);
+	run_case(*env_, {"unregistered", fc, V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}});	// cached as a miss
+	env_->port(kPortC, true);	// the cached miss for kPortC must go too
+	run_case(*env_, {"other port", fc, V::pass, kInner, decapped, kVniDecap});
+}
+
+TEST_F(GeneveBpf, FlowHashSpreadsFlows)
+{
+	for (uint32_t n : {2u, 3u, 4u, 8u}) {
+		std::map<uint32_t, int> per_slot;
+		for (uint16_t sport = 1000; sport < 1800; sport++)
+			per_slot[xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport, kPortB, 17) % n]++;
+		ASSERT_EQ(per_slot.size(), n);
+		for (auto [slot, cnt] : per_slot)
+			EXPECT_GT(cnt, 800 / static_cast<int>(n) * 3 / 4) << n << " slots: slot " << slot;
+	}
+	// every field moves the slot of some flows (byte order included)
+	unsigned moved[5] = {};
+	for (uint16_t sport = 1000; sport < 1064; sport++) {
+		uint32_t h = xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport, kPortB, 17) % 2;
+		moved[0] += h != xo_gnv_flow_hash(0x010012c6, 0xc6120003, sport, kPortB, 17) % 2;
+		moved[1] += h != xo_gnv_flow_hash(0xc6120001, 0x030012c6, sport, kPortB, 17) % 2;
+		moved[2] += h != xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport + 1000, kPortB, 17) % 2;
+		moved[3] += h != xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport, kPortB + 1, 17) % 2;
+		moved[4] += h != xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport, kPortB, 6) % 2;
+	}
+	for (unsigned f = 0; f < 5; f++)
+		EXPECT_GT(moved[f], 16u) << "field " << f;
+}
+
+} // namespace
+} // namespace xoffload::test

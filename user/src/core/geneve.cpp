@@ -1,0 +1,453 @@
+// Geneve values and the control of the pinned xdp_geneve maps.
+#include "xoffload/geneve.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <memory>
+
+#include "xdp_geneve.skel.h"
+#include "xoffload/netdev.hpp"
+
+namespace xoffload {
+
+namespace {
+
+Result<long long> parse_num(std::string_view s, const char *what)
+{
+	long long v = 0;
+	int base = 10;
+	std::string_view t = s;
+	if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+		base = 16;
+		t.remove_prefix(2);
+	}
+	auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
+	if (t.empty() || ec != std::errc() || p != t.data() + t.size())
+		return usage_error(std::string("invalid ") + what + " '" + std::string(s) + "'");
+	return v;
+}
+
+struct SkelDel {
+	void operator()(xdp_geneve_bpf *s) const { xdp_geneve_bpf__destroy(s); }
+};
+using Skel = std::unique_ptr<xdp_geneve_bpf, SkelDel>;
+
+// Creates every map of the object pinned under dir without loading the
+// program (libbpf pins by name; existing pins are reused).
+Status create_pinned(const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
+	Skel skel(xdp_geneve_bpf__open_opts(&oo));
+	if (!skel)
+		return errno_error("open xdp_geneve object", errno);
+	bpf_program__set_autoload(skel->progs.xdp_geneve, false);
+	if (int err = xdp_geneve_bpf__load(skel.get()))
+		return errno_error("create the geneve maps in " + dir, err);
+	return ok();
+}
+
+int ncpus()
+{
+	int n = libbpf_num_possible_cpus();
+	return n > 0 ? n : 1;
+}
+
+} // namespace
+
+std::vector<std::string> geneve_map_names()
+{
+	static const std::vector<std::string> names = [] {
+		std::vector<std::string> n;
+		Skel s(xdp_geneve_bpf__open());
+		if (s)
+			for (bpf_map *m : {s->maps.xo_gnv_ports, s->maps.xo_gnv_rules, s->maps.xo_gnv_cfg,
+					   s->maps.xo_gnv_optcls, s->maps.xo_gnv_xsks, s->maps.xo_gnv_cpus,
+					   s->maps.xo_gnv_stats, s->maps.xo_gnv_vstats})
+				n.push_back(bpf_map__name(m));
+		return n;
+	}();
+	return names;
+}
+
+Result<uint16_t> parse_geneve_port(std::string_view s)
+{
+	auto v = parse_num(s, "UDP port");
+	if (!v)
+		return v.error();
+	if (*v < 1 || *v > 65535)
+		return usage_error("UDP port " + std::string(s) + " outside 1..65535");
+	return static_cast<uint16_t>(*v);
+}
+
+Result<uint32_t> parse_vni(std::string_view s)
+{
+	auto v = parse_num(s, "VNI");
+	if (!v)
+		return v.error();
+	if (*v < 0 || *v > XO_GNV_VNI_MAX)
+		return usage_error("VNI " + std::string(s) + " outside 0..16777215 (24 bits)");
+	return static_cast<uint32_t>(*v);
+}
+
+Result<uint16_t> parse_option_class(std::string_view s)
+{
+	auto v = parse_num(s, "option class");
+	if (!v)
+		return v.error();
+	if (*v < 0 || *v > 0xffff)
+		return usage_error("option class " + std::string(s) + " outside 0..0xffff");
+	return static_cast<uint16_t>(*v);
+}
+
+Result<uint32_t> parse_geneve_action(std::string_view s)
+{
+	for (uint32_t a = 0; a < XO_GNV_ACT_MAX; a++)
+		if (s == geneve_action_name(a))
+			return a;
+	return usage_error("unknown action '" + std::string(s) + "' (pass, drop, decap, xsk or cpu)");
+}
+
+const char *geneve_action_name(uint32_t action)
+{
+	static constexpr const char *names[XO_GNV_ACT_MAX] = {"pass", "drop", "decap", "xsk", "cpu"};
+	return action < XO_GNV_ACT_MAX ? names[action] : "?";
+}
+
+const char *geneve_counter_name(unsigned reason)
+{
+	static constexpr const char *names[XO_GNV_CNT_MAX] = {
+		"not-geneve",	     "matched",		"passed",      "dropped-rule",
+		"dropped-malformed", "dropped-critical-option", "bad-checksum", "decapped",
+		"redirected",	     "no-target",
+	};
+	return reason < XO_GNV_CNT_MAX ? names[reason] : "?";
+}
+
+Result<GeneveMaps> GeneveMaps::open(const std::string &pin_dir, const std::string &ifname, bool create)
+{
+	auto names = geneve_map_names();
+	if (names.size() != 8)
+		return runtime_error("xdp_geneve object has unexpected maps");
+	std::string probe = pin_dir + "/" + names[0];
+	if (!path_exists(probe)) {
+		if (!create)
+			return runtime_error("geneve is not set up on " + ifname + " (run: offload-tool attach " +
+					     ifname + " geneve, or geneve port add)", ENOENT);
+		if (auto s = make_dirs(pin_dir); !s)
+			return s.error();
+		if (auto s = create_pinned(pin_dir); !s)
+			return s.error();
+	}
+	GeneveMaps m;
+	UniqueFd *fds[] = {&m.ports_, &m.rules_, &m.cfg_, &m.optcls_, &m.xsks_, &m.cpus_, &m.stats_, &m.vstats_};
+	for (size_t i = 0; i < 8; i++) {
+		std::string path = pin_dir + "/" + names[i];
+		int fd = bpf_obj_get(path.c_str());
+		if (fd < 0)
+			return errno_error("open pinned map " + path, errno);
+		fds[i]->reset(fd);
+	}
+	m.dir_.reset(::open(pin_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (!m.dir_.valid())
+		return errno_error("open " + pin_dir, errno);
+	return m;
+}
+
+Status GeneveMaps::lock()
+{
+	// released when dir_ closes, i.e. when the maps object goes away
+	if (flock(dir_.get(), LOCK_EX))
+		return errno_error("lock the geneve pin directory", errno);
+	return ok();
+}
+
+Result<uint32_t> GeneveMaps::port_add(uint16_t port)
+{
+	if (auto s = lock(); !s)
+		return s.error();
+	uint32_t key = port;
+	xo_gnv_port v{};
+	if (bpf_map_lookup_elem(ports_.get(), &key, &v) && errno != ENOENT)
+		return errno_error("read port registry", errno);
+	v.refcnt++;
+	if (bpf_map_update_elem(ports_.get(), &key, &v, BPF_ANY)) {
+		if (errno == E2BIG)
+			return runtime_error("port registry full (" + std::to_string(XO_GNV_MAX_PORTS) + " ports)", E2BIG);
+		return errno_error("write port registry", errno);
+	}
+	if (auto s = bump_gen(); !s)
+		return s.error();
+	return v.refcnt;
+}
+
+Result<uint32_t> GeneveMaps::port_del(uint16_t port)
+{
+	if (auto s = lock(); !s)
+		return s.error();
+	uint32_t key = port;
+	xo_gnv_port v{};
+	if (bpf_map_lookup_elem(ports_.get(), &key, &v)) {
+		if (errno == ENOENT)
+			return runtime_error("UDP port " + std::to_string(port) + " is not registered", ENOENT);
+		return errno_error("read port registry", errno);
+	}
+	if (v.refcnt <= 1) {
+		if (bpf_map_delete_elem(ports_.get(), &key))
+			return errno_error("write port registry", errno);
+		if (auto s = bump_gen(); !s)
+			return s.error();
+		return 0u;
+	}
+	v.refcnt--;
+	if (bpf_map_update_elem(ports_.get(), &key, &v, BPF_EXIST))
+		return errno_error("write port registry", errno);
+	return v.refcnt;
+}
+
+Result<std::vector<GenevePort>> GeneveMaps::ports() const
+{
+	std::vector<GenevePort> out;
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (!bpf_map_get_next_key(ports_.get(), prev, &next)) {
+		xo_gnv_port v{};
+		if (!bpf_map_lookup_elem(ports_.get(), &next, &v))
+			out.push_back({static_cast<uint16_t>(next), v.refcnt});
+		key = next;
+		prev = &key;
+	}
+	std::sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.port < b.port; });
+	return out;
+}
+
+Result<xo_gnv_cfg> GeneveMaps::cfg() const
+{
+	uint32_t zero = 0;
+	xo_gnv_cfg c{};
+	if (bpf_map_lookup_elem(cfg_.get(), &zero, &c))
+		return errno_error("read geneve config", errno);
+	return c;
+}
+
+Status GeneveMaps::put_cfg(const xo_gnv_cfg &c)
+{
+	uint32_t zero = 0;
+	xo_gnv_cfg v = c;
+	v.abi_version = XO_ABI_VERSION;
+	v.gen = c.gen + 1;	// every change invalidates the programs' per-CPU caches
+	if (bpf_map_update_elem(cfg_.get(), &zero, &v, BPF_ANY))
+		return errno_error("write geneve config", errno);
+	return ok();
+}
+
+Status GeneveMaps::bump_gen()
+{
+	// after the map write: a program that cached the old value did so
+	// under the old gen (see struct xo_gnv_cache)
+	auto c = cfg();
+	if (!c)
+		return c.error();
+	return put_cfg(*c);
+}
+
+Status GeneveMaps::zero_slot(uint32_t slot)
+{
+	std::vector<xo_gnv_stats> zero(static_cast<size_t>(ncpus()));
+	if (bpf_map_update_elem(vstats_.get(), &slot, zero.data(), BPF_ANY))
+		return errno_error("reset per-VNI counters", errno);
+	return ok();
+}
+
+Status GeneveMaps::rule_set(const GeneveRule &r)
+{
+	if (r.action >= XO_GNV_ACT_MAX)
+		return usage_error("unknown action");
+	uint32_t q = r.queues ? r.queues : 1;
+	if (q > XO_GNV_MAX_QUEUES)
+		return usage_error("queues must be 1.." + std::to_string(XO_GNV_MAX_QUEUES));
+	if (r.action == XO_GNV_ACT_CPU) {
+		// a CPUMAP key is the CPU itself: slots 0..q-1 are CPUs 0..q-1
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		if (online > 0 && q > static_cast<uint32_t>(online))
+			return usage_error("--queues " + std::to_string(q) + " for cpu: only " +
+					   std::to_string(online) + " CPUs online");
+		for (uint32_t slot = 0; slot < q; slot++) {
+			bpf_cpumap_val v{};
+			v.qsize = 2048;
+			if (bpf_map_update_elem(cpus_.get(), &slot, &v, BPF_ANY))
+				return errno_error("set CPUMAP entry of CPU " + std::to_string(slot), errno);
+		}
+	}
+	xo_gnv_rule v{r.action, static_cast<__u16>(q), XO_GNV_SLOT_DEFAULT};
+	if (r.vni == XO_GNV_VNI_DEFAULT) {
+		auto c = cfg();
+		if (!c)
+			return c.error();
+		c->dflt = v;
+		return put_cfg(*c);
+	}
+	if (r.vni > XO_GNV_VNI_MAX)
+		return usage_error("VNI outside 0..16777215");
+	// a VNI keeps its counter slot when its rule is replaced; a new one
+	// takes the lowest free slot, zeroed before the rule is visible
+	if (auto s = lock(); !s)
+		return s;
+	auto cur = rules();
+	if (!cur)
+		return cur.error();
+	std::vector<bool> used(XO_GNV_MAX_RULES + 1);
+	for (const auto &x : *cur) {
+		if (x.vni == r.vni)
+			v.slot = static_cast<__u16>(x.slot);
+		if (x.slot <= XO_GNV_MAX_RULES)
+			used[x.slot] = true;
+	}
+	if (!v.slot) {
+		for (uint32_t i = 1; i <= XO_GNV_MAX_RULES && !v.slot; i++)
+			if (!used[i])
+				v.slot = static_cast<__u16>(i);
+		if (!v.slot)
+			return runtime_error("rule table full (" + std::to_string(XO_GNV_MAX_RULES) + " VNIs)", E2BIG);
+		if (auto s = zero_slot(v.slot); !s)
+			return s;
+	}
+	uint32_t key = r.vni;
+	if (bpf_map_update_elem(rules_.get(), &key, &v, BPF_ANY)) {
+		if (errno == E2BIG)
+			return runtime_error("rule table full (" + std::to_string(XO_GNV_MAX_RULES) + " VNIs)", E2BIG);
+		return errno_error("write rule", errno);
+	}
+	return bump_gen();
+}
+
+Status GeneveMaps::rule_del(uint32_t vni)
+{
+	if (vni == XO_GNV_VNI_DEFAULT) {
+		auto c = cfg();
+		if (!c)
+			return c.error();
+		c->dflt = xo_gnv_rule{XO_GNV_ACT_PASS, 1};
+		return put_cfg(*c);
+	}
+	uint32_t key = vni;
+	xo_gnv_rule v{};
+	if (bpf_map_lookup_elem(rules_.get(), &key, &v) || bpf_map_delete_elem(rules_.get(), &key)) {
+		if (errno == ENOENT)
+			return runtime_error("no rule for VNI " + std::to_string(vni), ENOENT);
+		return errno_error("delete rule", errno);
+	}
+	if (auto s = bump_gen(); !s)
+		return s;
+	return v.slot ? zero_slot(v.slot) : ok();
+}
+
+Result<std::vector<GeneveRule>> GeneveMaps::rules() const
+{
+	std::vector<GeneveRule> out;
+	auto c = cfg();
+	if (!c)
+		return c.error();
+	out.push_back({XO_GNV_VNI_DEFAULT, c->dflt.action, c->dflt.queues ? c->dflt.queues : 1u,
+		       XO_GNV_SLOT_DEFAULT});
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (!bpf_map_get_next_key(rules_.get(), prev, &next)) {
+		xo_gnv_rule v{};
+		if (!bpf_map_lookup_elem(rules_.get(), &next, &v))
+			out.push_back({next, v.action, v.queues, v.slot});
+		key = next;
+		prev = &key;
+	}
+	std::sort(out.begin() + 1, out.end(), [](auto &a, auto &b) { return a.vni < b.vni; });
+	return out;
+}
+
+Status GeneveMaps::option_known(uint16_t cls, bool known)
+{
+	uint32_t key = cls, one = 1;
+	if (known) {
+		if (bpf_map_update_elem(optcls_.get(), &key, &one, BPF_ANY))
+			return errno_error("write known option classes", errno);
+	} else if (bpf_map_delete_elem(optcls_.get(), &key) && errno != ENOENT) {
+		return errno_error("write known option classes", errno);
+	}
+	return bump_gen();
+}
+
+Result<std::vector<uint16_t>> GeneveMaps::known_classes() const
+{
+	std::vector<uint16_t> out;
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (!bpf_map_get_next_key(optcls_.get(), prev, &next)) {
+		out.push_back(static_cast<uint16_t>(next));
+		key = next;
+		prev = &key;
+	}
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+Status GeneveMaps::set_verify_csum(bool on)
+{
+	auto c = cfg();
+	if (!c)
+		return c.error();
+	c->flags = on ? (c->flags | XO_GNV_F_VERIFY_CSUM) : (c->flags & ~XO_GNV_F_VERIFY_CSUM);
+	return put_cfg(*c);
+}
+
+Status GeneveMaps::set_xsk(uint32_t slot, int xsk_fd)
+{
+	if (slot >= XO_GNV_MAX_QUEUES)
+		return usage_error("XSK slot outside 0.." + std::to_string(XO_GNV_MAX_QUEUES - 1));
+	if (xsk_fd < 0) {
+		if (bpf_map_delete_elem(xsks_.get(), &slot) && errno != ENOENT)
+			return errno_error("clear XSKMAP slot", errno);
+		return ok();
+	}
+	uint32_t v = static_cast<uint32_t>(xsk_fd);
+	if (bpf_map_update_elem(xsks_.get(), &slot, &v, BPF_ANY))
+		return errno_error("put socket in XSKMAP slot " + std::to_string(slot), errno);
+	return ok();
+}
+
+Result<GeneveCounters> GeneveMaps::counters() const
+{
+	size_t n = static_cast<size_t>(ncpus());
+	std::vector<xo_gnv_stats> percpu(n);
+	GeneveCounters c;
+	auto sum = [&](GeneveCounterSet &into) {
+		for (const auto &v : percpu)
+			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
+				into[r].packets += v.c[r].packets;
+				into[r].bytes += v.c[r].bytes;
+			}
+	};
+	uint32_t zero = 0;
+	if (bpf_map_lookup_elem(stats_.get(), &zero, percpu.data()))
+		return errno_error("read geneve counters", errno);
+	sum(c.total);
+	auto rs = rules();
+	if (!rs)
+		return rs.error();
+	for (const auto &r : *rs) {
+		uint32_t slot = r.slot;
+		if (bpf_map_lookup_elem(vstats_.get(), &slot, percpu.data()))
+			return errno_error("read per-VNI counters", errno);
+		GeneveCounterSet s{};
+		sum(s);
+		c.per_vni.push_back({r.vni, s});
+	}
+	std::sort(c.per_vni.begin(), c.per_vni.end(), [](auto &a, auto &b) { return a.first < b.first; });
+	return c;
+}
+
+} // namespace xoffload
