@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <filesystem>
 #include <thread>
 
 #include "gso_count.skel.h"
@@ -149,6 +150,13 @@ protected:
 			::close(tap_fd_);
 		if (made_)
 			run_cmd({"ip", "netns", "del", ns_}, 10);
+		// offload-tool pinned tc_vlan's maps for this netns: nothing may stay
+		std::error_code ec;
+		for (const auto &d : std::filesystem::directory_iterator("/sys/fs/bpf/xoffload", ec)) {
+			const std::string n = d.path().filename().string();
+			if (n.size() > ns_.size() && n.compare(n.size() - ns_.size() - 1, std::string::npos, "@" + ns_) == 0)
+				std::filesystem::remove_all(d.path(), ec);
+		}
 	}
 	bool ip(std::vector<std::string> args)
 	{
