@@ -4,6 +4,7 @@
 #include "testbed.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -415,6 +416,23 @@ void TestbedTest::TearDown()
 		EXPECT_TRUE(tb_->down()) << "tools/testbed down " << tb_->name() << " failed";
 	}
 	tb_.reset();
+}
+
+InNetns::InNetns(const std::string &ns)
+{
+	orig_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int target = ::open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
+	ok_ = orig_ >= 0 && target >= 0 && setns(target, CLONE_NEWNET) == 0;
+	if (target >= 0)
+		::close(target);
+}
+
+InNetns::~InNetns()
+{
+	if (orig_ >= 0) {
+		(void)setns(orig_, CLONE_NEWNET);
+		::close(orig_);
+	}
 }
 
 } // namespace xoffload::test

@@ -96,6 +96,21 @@ private:
 	bool live_ = false;
 };
 
+// Runs the calling thread in another network namespace until destroyed
+// (sockets made meanwhile stay in that namespace).
+class InNetns {
+public:
+	explicit InNetns(const std::string &ns);
+	~InNetns();
+	InNetns(const InNetns &) = delete;
+	InNetns &operator=(const InNetns &) = delete;
+	bool ok() const { return ok_; }
+
+private:
+	int orig_ = -1;
+	bool ok_ = false;
+};
+
 // Fixture: a fresh testbed per test, skipped (with the reason) when not root
 // or when the testbed cannot be made; failed when XO_SOURCE_DIR is unset.
 // TearDown destroys it.

@@ -40,27 +40,6 @@ const Ip4 kTbIpA{10, 250, 0, 1};
 const Ip4 kTbIpB{10, 250, 0, 2};
 constexpr uint16_t kInnerPort = 5555;
 
-// Runs the calling thread in another network namespace until destroyed.
-class InNetns {
-public:
-	explicit InNetns(const std::string &ns)
-	{
-		orig_.reset(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-		UniqueFd target(::open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC));
-		ok_ = orig_.valid() && target.valid() && setns(target.get(), CLONE_NEWNET) == 0;
-	}
-	~InNetns()
-	{
-		if (orig_.valid())
-			(void)setns(orig_.get(), CLONE_NEWNET);
-	}
-	bool ok() const { return ok_; }
-
-private:
-	UniqueFd orig_;
-	bool ok_ = false;
-};
-
 std::string payload_of(unsigned i)
 {
 	return "geneve-inner-" + std::to_string(i);

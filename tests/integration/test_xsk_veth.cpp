@@ -45,27 +45,6 @@ std::string last_line(const std::string &s)
 	return s.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
 }
 
-// Runs the calling thread in a netns for its scope.
-class InNetns {
-public:
-	explicit InNetns(const std::string &ns)
-	{
-		orig_.reset(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-		UniqueFd fd(::open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC));
-		ok_ = orig_.valid() && fd.valid() && setns(fd.get(), CLONE_NEWNET) == 0;
-	}
-	~InNetns()
-	{
-		if (orig_.valid())
-			(void)setns(orig_.get(), CLONE_NEWNET);
-	}
-	bool ok() const { return ok_; }
-
-private:
-	UniqueFd orig_;
-	bool ok_ = false;
-};
-
 class XskVeth : public TestbedTest {
 protected:
 	void SetUp() override

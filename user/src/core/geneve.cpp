@@ -14,25 +14,11 @@
 
 #include "xdp_geneve.skel.h"
 #include "xoffload/netdev.hpp"
+#include "xoffload/parse.hpp"
 
 namespace xoffload {
 
 namespace {
-
-Result<long long> parse_num(std::string_view s, const char *what)
-{
-	long long v = 0;
-	int base = 10;
-	std::string_view t = s;
-	if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-		base = 16;
-		t.remove_prefix(2);
-	}
-	auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-	if (t.empty() || ec != std::errc() || p != t.data() + t.size())
-		return usage_error(std::string("invalid ") + what + " '" + std::string(s) + "'");
-	return v;
-}
 
 struct SkelDel {
 	void operator()(xdp_geneve_bpf *s) const { xdp_geneve_bpf__destroy(s); }
@@ -78,7 +64,7 @@ std::vector<std::string> geneve_map_names()
 
 Result<uint16_t> parse_geneve_port(std::string_view s)
 {
-	auto v = parse_num(s, "UDP port");
+	auto v = parse_number(s, "UDP port");
 	if (!v)
 		return v.error();
 	if (*v < 1 || *v > 65535)
@@ -88,7 +74,7 @@ Result<uint16_t> parse_geneve_port(std::string_view s)
 
 Result<uint32_t> parse_vni(std::string_view s)
 {
-	auto v = parse_num(s, "VNI");
+	auto v = parse_number(s, "VNI");
 	if (!v)
 		return v.error();
 	if (*v < 0 || *v > XO_GNV_VNI_MAX)
@@ -98,7 +84,7 @@ Result<uint32_t> parse_vni(std::string_view s)
 
 Result<uint16_t> parse_option_class(std::string_view s)
 {
-	auto v = parse_num(s, "option class");
+	auto v = parse_number(s, "option class");
 	if (!v)
 		return v.error();
 	if (*v < 0 || *v > 0xffff)

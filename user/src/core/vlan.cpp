@@ -9,31 +9,14 @@
 #include <cstdio>
 
 #include "internal.hpp"
+#include "xoffload/parse.hpp"
 
 namespace xoffload {
 
-namespace {
-
-Result<long> parse_int(std::string_view s, const char *what)
-{
-	long v = 0;
-	int base = 10;
-	std::string_view t = s;
-	if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-		base = 16;
-		t.remove_prefix(2);
-	}
-	auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-	if (t.empty() || ec != std::errc() || p != t.data() + t.size())
-		return usage_error(std::string("invalid ") + what + " '" + std::string(s) + "'");
-	return v;
-}
-
-} // namespace
 
 Result<uint16_t> parse_vid(std::string_view s)
 {
-	auto v = parse_int(s, "VID");
+	auto v = parse_number(s, "VID");
 	if (!v)
 		return v.error();
 	if (*v < XO_VID_MIN || *v > XO_VID_MAX)
@@ -43,7 +26,7 @@ Result<uint16_t> parse_vid(std::string_view s)
 
 Result<uint8_t> parse_pcp(std::string_view s)
 {
-	auto v = parse_int(s, "PCP");
+	auto v = parse_number(s, "PCP");
 	if (!v)
 		return v.error();
 	if (*v < 0 || *v > 7)

@@ -1,0 +1,14 @@
+// Parsing of numbers the user types (decimal or 0x-prefixed hex), shared by
+// every command's value checks.
+#pragma once
+
+#include <string_view>
+
+#include "xoffload/result.hpp"
+
+namespace xoffload {
+
+// The whole of s as a number; usage error "invalid <what> '<s>'" otherwise.
+Result<long long> parse_number(std::string_view s, const char *what);
+
+} // namespace xoffload
