@@ -91,12 +91,6 @@ void policy_json(Json &j, const xo_vlan_policy &p, const std::vector<VidRule> &r
 	j.end_array();
 }
 
-double now_s()
-{
-	timespec ts{};
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, const VlanCounters *prev,
 		    double dt)
@@ -379,33 +373,10 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 				return;
 			}
 			run(g, rc, *o, [&](const Netdev &dev, VlanMaps &m, Dir) -> Status {
-				auto c = m.counters();
-				if (!c)
-					return c.error();
-				if (o->interval <= 0) {
-					print_counters(g, dev, *c, nullptr, 0);
-					return ok();
-				}
-				install_stop_handler();
-				VlanCounters prev = *c;
-				double t0 = now_s();
-				for (unsigned n = 0; !o->count || n < o->count; n++) {
-					double deadline = t0 + o->interval;
-					while (!stop_requested() && now_s() < deadline) {
-						timespec ts{0, 50 * 1000 * 1000};
-						nanosleep(&ts, nullptr);
-					}
-					if (stop_requested())
-						break;
-					auto cur = m.counters();
-					if (!cur)
-						return cur.error();
-					double t1 = now_s();
-					print_counters(g, dev, *cur, &prev, t1 - t0);
-					prev = *cur;
-					t0 = t1;
-				}
-				return ok();
+				return watch_counters(o->interval, o->count, [&] { return m.counters(); },
+						      [&](const VlanCounters &cur, const VlanCounters *prev, double dt) {
+							      print_counters(g, dev, cur, prev, dt);
+						      });
 			});
 		});
 	}

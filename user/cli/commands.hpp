@@ -4,6 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <time.h>
+
+#include <chrono>
+
 #include "output.hpp"
 
 namespace xoffload::cli {
@@ -20,5 +24,41 @@ Status prepare(const Globals &g);
 // Stops interval loops on SIGINT/SIGTERM.
 void install_stop_handler();
 bool stop_requested();
+
+// Counters printed once (interval <= 0), or as rates every interval seconds
+// until Ctrl-C or count intervals (0: no limit). read() returns a Result of
+// a counters value; print(cur, prev or nullptr, seconds) prints it.
+template <typename Read, typename Print>
+Status watch_counters(double interval, unsigned count, Read &&read, Print &&print)
+{
+	auto c = read();
+	if (!c)
+		return c.error();
+	if (interval <= 0) {
+		print(*c, nullptr, 0.0);
+		return ok();
+	}
+	using Clock = std::chrono::steady_clock;
+	install_stop_handler();
+	auto prev = *c;
+	auto t0 = Clock::now();
+	for (unsigned n = 0; !count || n < count; n++) {
+		auto deadline = t0 + std::chrono::duration<double>(interval);
+		while (!stop_requested() && Clock::now() < deadline) {
+			timespec ts{0, 50 * 1000 * 1000};
+			nanosleep(&ts, nullptr);
+		}
+		if (stop_requested())
+			break;
+		auto cur = read();
+		if (!cur)
+			return cur.error();
+		auto t1 = Clock::now();
+		print(*cur, &prev, std::chrono::duration<double>(t1 - t0).count());
+		prev = *cur;
+		t0 = t1;
+	}
+	return ok();
+}
 
 } // namespace xoffload::cli
