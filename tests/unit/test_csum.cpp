@@ -37,6 +37,20 @@ TEST(Csum, FoldAndFinish)
 	EXPECT_EQ(csum_fold16(csum_partial(ex, sizeof(ex))), 0xddf2);
 }
 
+TEST(Csum, FoldEqualsRepeatedFolding)
+{
+	std::mt19937_64 rng(11);
+	std::vector<uint64_t> vals = {0, 0xffff, 0x10000, 0x1fffe, 0xffffffff, 0x1fffffffe, ~uint64_t{0}};
+	for (int i = 0; i < 100000; i++)
+		vals.push_back(rng() >> (rng() % 64));
+	for (uint64_t v : vals) {
+		uint64_t r = v;
+		while (r >> 16)
+			r = (r & 0xffff) + (r >> 16);
+		ASSERT_EQ(csum_fold16(v), r) << std::hex << v;
+	}
+}
+
 TEST(Csum, AddWithOddOffsetSwaps)
 {
 	const uint8_t data[] = {0x12, 0x34, 0x56, 0x78, 0x9a};
@@ -70,6 +84,37 @@ TEST(Csum, EveryImplMatchesReferenceAtEveryLengthAndAlignment)
 			for (size_t len : {1448, 1500, 4096, 8999}) {
 				uint32_t s = csum_partial(src.data() + align, len);
 				ASSERT_EQ(csum_fold16(s), reference(src.data() + align, len)) << len;
+			}
+		}
+	}
+	EXPECT_GE(tried, 1);
+}
+
+// The copy aligns its stores to the destination: every pair of source and
+// destination alignments, odd and even, short and frame-sized.
+TEST(Csum, CopyWithSourceAndDestinationAlignedDifferently)
+{
+	ImplGuard guard;
+	std::mt19937 rng(9);
+	alignas(64) static uint8_t src[2048 + 128], dst[2048 + 128];
+	for (auto &b : src)
+		b = static_cast<uint8_t>(rng());
+	int tried = 0;
+	for (CsumImpl impl : {CsumImpl::scalar, CsumImpl::avx2, CsumImpl::avx512}) {
+		if (!csum_force_impl(impl))
+			continue;
+		tried++;
+		for (size_t sa = 0; sa < 64; sa += 1 + sa / 8) {
+			for (size_t da = 0; da < 64; da++) {
+				for (size_t len : {63, 64, 65, 66, 127, 128, 130, 191, 200, 1448, 1480, 1501}) {
+					std::memset(dst, 0xee, sizeof(dst));
+					uint32_t s = csum_copy(dst + 64 + da, src + sa, len, 7);
+					ASSERT_EQ(csum_fold16(s), reference(src + sa, len, 7))
+						<< to_string(impl) << " len " << len << " src+" << sa << " dst+" << da;
+					ASSERT_EQ(0, std::memcmp(dst + 64 + da, src + sa, len));
+					ASSERT_EQ(dst[64 + da - 1], 0xee) << "wrote before the start";
+					ASSERT_EQ(dst[64 + da + len], 0xee) << "wrote past the end";
+				}
 			}
 		}
 	}

@@ -17,12 +17,21 @@ uint32_t csum_partial(const void *data, size_t len, uint32_t sum = 0) noexcept;
 // csum_partial(src, len, sum).
 uint32_t csum_copy(void *dst, const void *src, size_t len, uint32_t sum = 0) noexcept;
 
-// Folds a partial sum to 16 bits (not complemented).
+// Adds two 32-bit partial sums with end-around carry (2^32 == 1 mod 0xffff).
+constexpr uint32_t csum_add32(uint32_t a, uint32_t b) noexcept
+{
+	uint32_t s = a + b;
+	return s + (s < b);
+}
+
+// Folds a partial sum to 16 bits (not complemented), branch-free: 64 -> 32
+// with end-around carry, then the two halves added so that the carry out of
+// the low half lands in the high half (x + rotate(x, 16)).
 constexpr uint16_t csum_fold16(uint64_t sum) noexcept
 {
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return static_cast<uint16_t>(sum);
+	uint32_t x = csum_add32(static_cast<uint32_t>(sum), static_cast<uint32_t>(sum >> 32));
+	x += (x >> 16) | (x << 16);
+	return static_cast<uint16_t>(x >> 16);
 }
 
 // Final checksum value, host order, to be stored big-endian.
@@ -31,14 +40,20 @@ constexpr uint16_t csum_finish(uint64_t sum) noexcept
 	return static_cast<uint16_t>(~csum_fold16(sum));
 }
 
+// Swaps the bytes of each 16-bit half of a partial sum. Swapping a word's
+// bytes multiplies it by 256 modulo 0xffff, so this is the sum of the same
+// bytes taken at an odd offset (RFC 1071, 2.B).
+constexpr uint32_t csum_swap(uint32_t s) noexcept
+{
+	return ((s & 0x00ff00ffu) << 8) | ((s >> 8) & 0x00ff00ffu);
+}
+
 // Adds two partial sums; 'part' started 'offset' bytes after the start of
-// the checksummed range (an odd offset swaps its bytes).
+// the checksummed range (an odd offset swaps its bytes). The result is a
+// 32-bit partial sum, not folded.
 constexpr uint32_t csum_add(uint32_t sum, uint32_t part, size_t offset = 0) noexcept
 {
-	uint16_t p = csum_fold16(part);
-	if (offset & 1)
-		p = static_cast<uint16_t>((p << 8) | (p >> 8));
-	return csum_fold16(uint64_t{sum} + p);
+	return csum_add32(sum, offset & 1 ? csum_swap(part) : part);
 }
 
 enum class CsumImpl { scalar, avx2, avx512 };

@@ -131,7 +131,7 @@ size_t ip_hdr_len(const Plan &pl, size_t k)
 }
 
 // Headers and payload of frame k: inner header bytes, payload bytes.
-void frame_shape(const Plan &pl, size_t k, size_t &hdr, size_t &data)
+inline void frame_shape(const Plan &pl, size_t k, size_t &hdr, size_t &data)
 {
 	const Parsed &p = pl.p;
 	if (!pl.fragment) {
@@ -454,7 +454,7 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 			ip_base = csum_partial(ip, p.l3_len);
 			ph_base = csum_partial(ip + 12, 8);
 		}
-		ph_base += p.l4_proto;
+		ph_base = csum_add32(ph_base, p.l4_proto);
 		if (tcp) {
 			st32(l4 + 4, 0);
 			tcp_flags = std::to_integer<uint8_t>(l4[13]);
@@ -471,6 +471,22 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		size_t hdr_len, data_len;
 		frame_shape(pl, k, hdr_len, data_len);
 		std::byte *f = fr.data + pl.outer_len;
+		if (outer_tmpl) {
+			// the outer headers need only lengths: written first, so the
+			// frame is written front to back
+			std::memcpy(fr.data, otmpl.data(), pl.outer_len);
+			uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + hdr_len + data_len);
+			std::byte *oip = fr.data + o_ip;
+			st16(fr.data + o_udp + 4, udp_len);
+			if (req.geneve->ipv6) {
+				st16(oip + 4, udp_len);
+			} else {
+				uint16_t tot = static_cast<uint16_t>(20 + udp_len), id = static_cast<uint16_t>(hash + k);
+				st16(oip + 2, tot);
+				st16(oip + 4, id);
+				st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
+			}
+		}
 		size_t h;
 		if (!pl.fragment)
 			h = (std::memcpy(f, tmpl.data(), tmpl_len), t_l3);
@@ -515,15 +531,16 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 				st16(l4 + 4, static_cast<uint16_t>(l4_total));
 				l4s += l4_total;
 			}
-			uint32_t ps = csum_fold16(uint64_t{ph_base} + (l4_total & 0xffff) + (l4_total >> 16));
+			// pseudo-header + the patched fields + the payload (at an even
+			// offset: TCP and UDP headers are multiples of 4 bytes), one fold
+			uint64_t ps = uint64_t{ph_base} + (l4_total & 0xffff) + (l4_total >> 16);
 			if (partial) {
 				st16(l4 + check_off, csum_fold16(ps));
 				fr.csum_partial = true;
 				fr.csum_start = static_cast<uint16_t>(l4 - fr.data);
 				fr.csum_offset = static_cast<uint16_t>(check_off);
 			} else {
-				uint32_t s = csum_add(ps, csum_fold16(l4s));
-				uint16_t c = csum_finish(csum_add(s, psum, p.l4_len));
+				uint16_t c = csum_finish(ps + l4s + psum);
 				st16(l4 + check_off, !tcp && c == 0 ? 0xffff : c);
 				fr.csum_partial = false;
 			}
@@ -605,22 +622,8 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 					inner_sum = csum_add(hs, psum, payload_at);
 				}
 			}
-			if (outer_tmpl) {
-				std::memcpy(fr.data, otmpl.data(), pl.outer_len);
-				uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + inner_len);
-				std::byte *oip = fr.data + o_ip;
-				st16(fr.data + o_udp + 4, udp_len);
-				if (req.geneve->ipv6) {
-					st16(oip + 4, udp_len);
-				} else {
-					uint16_t tot = static_cast<uint16_t>(20 + udp_len), id = static_cast<uint16_t>(hash + k);
-					st16(oip + 2, tot);
-					st16(oip + 4, id);
-					st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
-				}
-			} else {
+			if (!outer_tmpl)
 				write_geneve(pl, req, fr.data, inner_len, inner_sum, k, hash);
-			}
 		}
 		fr.len = static_cast<uint32_t>(pl.outer_len + inner_len);
 	}

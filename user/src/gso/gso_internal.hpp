@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,23 +21,30 @@ inline constexpr size_t kGeneveHdr = 8;
 inline constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86DD, kEthTeb = 0x6558;
 inline constexpr uint8_t kProtoTcp = 6, kProtoUdp = 17, kProtoFrag = 44;
 
+// Big-endian fields as single loads and stores (the engine patches several
+// per frame).
+static_assert(std::endian::native == std::endian::little, "the byte swaps assume a little-endian host");
 inline uint16_t ld16(const std::byte *p) noexcept
 {
-	return static_cast<uint16_t>(std::to_integer<uint16_t>(p[0]) << 8 | std::to_integer<uint16_t>(p[1]));
+	uint16_t v;
+	std::memcpy(&v, p, 2);
+	return __builtin_bswap16(v);
 }
 inline uint32_t ld32(const std::byte *p) noexcept
 {
-	return uint32_t{ld16(p)} << 16 | ld16(p + 2);
+	uint32_t v;
+	std::memcpy(&v, p, 4);
+	return __builtin_bswap32(v);
 }
 inline void st16(std::byte *p, uint16_t v) noexcept
 {
-	p[0] = std::byte(v >> 8);
-	p[1] = std::byte(v & 0xff);
+	v = __builtin_bswap16(v);
+	std::memcpy(p, &v, 2);
 }
 inline void st32(std::byte *p, uint32_t v) noexcept
 {
-	st16(p, static_cast<uint16_t>(v >> 16));
-	st16(p + 2, static_cast<uint16_t>(v));
+	v = __builtin_bswap32(v);
+	std::memcpy(p, &v, 4);
 }
 
 // Reads a list of spans as one byte string.

@@ -4,6 +4,8 @@
 // binary runs on any x86-64 and picks the best version at start-up.
 #include "xoffload/csum.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -34,13 +36,10 @@ inline uint64_t add64(uint64_t a, uint64_t b) noexcept
 	return a + (a < b);
 }
 
-inline uint32_t fold_native64(uint64_t s) noexcept
+// A sum of native (little-endian) words as a partial sum of big-endian words.
+inline uint32_t native_to_be(uint64_t s) noexcept
 {
-	// fold 64 -> 16 bits, then swap to big-endian word order
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffffffff) + (s >> 32);
-	uint16_t v = csum_fold16(s);
-	return static_cast<uint16_t>((v << 8) | (v >> 8));
+	return csum_swap(csum_add32(static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32)));
 }
 
 uint32_t scalar_copy(void *dst, const void *src, size_t len, uint32_t sum, bool copy) noexcept
@@ -73,7 +72,7 @@ uint32_t scalar_copy(void *dst, const void *src, size_t len, uint32_t sum, bool 
 			std::memcpy(d + i, s + i, len - i);
 		tail = sum_tail(s + i, len - i);
 	}
-	return csum_fold16(uint64_t{sum} + fold_native64(acc) + tail);
+	return csum_add32(csum_add32(sum, native_to_be(acc)), static_cast<uint32_t>(tail));
 }
 
 #if defined(__x86_64__)
@@ -106,15 +105,38 @@ __attribute__((target("avx2"))) inline int64_t hsum_s32(__m256i a, __m256i b, __
 	return _mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1);
 }
 
+// A copy whose destination is not 32-byte aligned (a UMEM frame's payload
+// follows 14 + 20 + 20.. header bytes) splits every other store across two
+// cache lines. The copy therefore starts with one unaligned vector, sums only
+// its first 'head' bytes, and goes on from the next aligned destination
+// address: stores aligned, loads not. Returns head (0 when not worth it or
+// odd: the words would then straddle the sum's pairing).
+template <size_t Vec>
+inline size_t head_to_align(const uint8_t *d, size_t len) noexcept
+{
+	size_t head = (Vec - (reinterpret_cast<uintptr_t>(d) & (Vec - 1))) & (Vec - 1);
+	return (head & 1) || len < 2 * Vec ? 0 : head;
+}
+
 template <bool Copy>
 __attribute__((target("avx2"))) uint32_t avx2_sum(uint8_t *d, const uint8_t *s, size_t len, uint32_t sum) noexcept
 {
 	const __m256i bias = _mm256_set1_epi16(static_cast<short>(0x8000));
 	const __m256i ones = _mm256_set1_epi16(1);
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
 	int64_t acc = 0;
 	size_t i = 0;
+	if constexpr (Copy) {
+		if (size_t head = head_to_align<32>(d, len)) {
+			__m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s));
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(d), v);
+			// tail_mask + 64 - head has 0xff from byte head on: keep the bytes before
+			__m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(tail_mask + 64 - head));
+			a0 = _mm256_madd_epi16(_mm256_andnot_si256(m, _mm256_xor_si256(v, bias)), ones);
+			i = head;
+		}
+	}
 	while (len - i >= 32) {
-		__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
 		// a lane gains |x| <= 2^16 per round: 4096 rounds keep it < 2^29
 		size_t end = len - i > 4096 * 128 ? i + 4096 * 128 : len;
 		for (; i + 128 <= end; i += 128) {
@@ -152,19 +174,13 @@ __attribute__((target("avx2"))) uint32_t avx2_sum(uint8_t *d, const uint8_t *s, 
 			}
 		}
 		acc += hsum_s32(a0, a1, a2, a3);
+		a0 = a1 = a2 = a3 = _mm256_setzero_si256();
 	}
-	// every word summed in vectors was 32768 low
+	// every word summed in vectors was 32768 low (masked-off words added 0
+	// and are not counted: head + body + tail words == i / 2)
 	uint64_t native = static_cast<uint64_t>(acc) + uint64_t{32768} * (i / 2);
-	sum = csum_add(sum, fold_native64(native));
+	sum = csum_add32(sum, native_to_be(native));
 	return i == len ? sum : scalar_copy(Copy ? d + i : nullptr, s + i, len - i, sum, Copy);
-}
-
-__attribute__((target("avx2"))) uint32_t avx2_copy(void *dst, const void *src, size_t len, uint32_t sum,
-						   bool copy) noexcept
-{
-	if (copy)
-		return avx2_sum<true>(static_cast<uint8_t *>(dst), static_cast<const uint8_t *>(src), len, sum);
-	return avx2_sum<false>(nullptr, static_cast<const uint8_t *>(src), len, sum);
 }
 
 // GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own
@@ -180,10 +196,20 @@ __attribute__((target("avx512f,avx512bw"))) uint32_t avx512_sum(uint8_t *d, cons
 {
 	const __m512i bias = _mm512_set1_epi16(static_cast<short>(0x8000));
 	const __m512i ones = _mm512_set1_epi16(1);
+	__m512i a0 = _mm512_setzero_si512(), a1 = a0;
 	int64_t acc = 0;
 	size_t i = 0;
+	if constexpr (Copy) {
+		if (size_t head = head_to_align<64>(d, len)) {
+			// masked load/store of the head words, so the rest stores aligned
+			__mmask32 m = static_cast<__mmask32>((uint64_t{1} << (head / 2)) - 1);
+			__m512i v = _mm512_maskz_loadu_epi16(m, s);
+			_mm512_mask_storeu_epi16(d, m, v);
+			a0 = _mm512_madd_epi16(_mm512_maskz_mov_epi16(m, _mm512_xor_si512(v, bias)), ones);
+			i = head;
+		}
+	}
 	while (len - i >= 64) {
-		__m512i a0 = _mm512_setzero_si512(), a1 = a0;
 		size_t end = len - i > 4096 * 128 ? i + 4096 * 128 : len;
 		for (; i + 128 <= end; i += 128) {
 			__m512i v0 = _mm512_loadu_si512(s + i);
@@ -216,34 +242,43 @@ __attribute__((target("avx512f,avx512bw"))) uint32_t avx512_sum(uint8_t *d, cons
 				acc += hsum_s32(_mm512_castsi512_si256(a0), _mm512_extracti64x4_epi64(a0, 1),
 						_mm512_castsi512_si256(a1), _mm512_extracti64x4_epi64(a1, 1));
 				uint64_t native = static_cast<uint64_t>(acc) + uint64_t{32768} * ((len + (64 - r)) / 2);
-				return csum_add(sum, fold_native64(native));
+				return csum_add32(sum, native_to_be(native));
 			}
 		}
 		acc += hsum_s32(_mm512_castsi512_si256(a0), _mm512_extracti64x4_epi64(a0, 1),
 				_mm512_castsi512_si256(a1), _mm512_extracti64x4_epi64(a1, 1));
+		a0 = a1 = _mm512_setzero_si512();
 	}
 	uint64_t native = static_cast<uint64_t>(acc) + uint64_t{32768} * (i / 2);
-	sum = csum_add(sum, fold_native64(native));
+	sum = csum_add32(sum, native_to_be(native));
 	return i == len ? sum : scalar_copy(Copy ? d + i : nullptr, s + i, len - i, sum, Copy);
 }
 
-uint32_t avx512_copy(void *dst, const void *src, size_t len, uint32_t sum, bool copy) noexcept
-{
-	if (copy)
-		return avx512_sum<true>(static_cast<uint8_t *>(dst), static_cast<const uint8_t *>(src), len, sum);
-	return avx512_sum<false>(nullptr, static_cast<const uint8_t *>(src), len, sum);
-}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
 
 #endif
 
-using CopyFn = uint32_t (*)(void *, const void *, size_t, uint32_t, bool) noexcept;
+template <bool Copy>
+uint32_t scalar_sum(uint8_t *d, const uint8_t *s, size_t len, uint32_t sum) noexcept
+{
+	return scalar_copy(d, s, len, sum, Copy);
+}
 
-struct Dispatch {
-	CsumImpl impl = CsumImpl::scalar;
-	CopyFn fn = scalar_copy;
+// copy(dst, src, len, sum) and sum(nullptr, src, len, sum) of one implementation
+using SumFn = uint32_t (*)(uint8_t *, const uint8_t *, size_t, uint32_t) noexcept;
+struct Impl {
+	CsumImpl id;
+	SumFn copy, sum;
+};
+
+constexpr Impl kImpls[] = {
+	{CsumImpl::scalar, scalar_sum<true>, scalar_sum<false>},
+#if defined(__x86_64__)
+	{CsumImpl::avx2, avx2_sum<true>, avx2_sum<false>},
+	{CsumImpl::avx512, avx512_sum<true>, avx512_sum<false>},
+#endif
 };
 
 bool cpu_has(CsumImpl i) noexcept
@@ -263,50 +298,46 @@ bool cpu_has(CsumImpl i) noexcept
 #endif
 }
 
-CopyFn fn_of(CsumImpl i) noexcept
+const Impl *impl_of(CsumImpl i) noexcept
 {
-#if defined(__x86_64__)
-	if (i == CsumImpl::avx512)
-		return avx512_copy;
-	if (i == CsumImpl::avx2)
-		return avx2_copy;
-#endif
-	return scalar_copy;
+	for (const Impl &x : kImpls)
+		if (x.id == i)
+			return &x;
+	return &kImpls[0];
 }
 
-Dispatch &dispatch() noexcept
+// Chosen on first use; a plain load on every later call (no guard, no lock).
+std::atomic<const Impl *> g_impl{nullptr};
+
+const Impl &impl() noexcept
 {
-	static Dispatch d = [] {
-		Dispatch x;
-		// AVX2 first: on many cores the 512-bit path lowers clocks for little gain
-		for (CsumImpl i : {CsumImpl::avx2, CsumImpl::scalar})
-			if (cpu_has(i)) {
-				x.impl = i;
-				x.fn = fn_of(i);
-				break;
-			}
-		return x;
-	}();
-	return d;
+	const Impl *p = g_impl.load(std::memory_order_relaxed);
+	if (p) [[likely]]
+		return *p;
+	// AVX2 first: on many cores the 512-bit path lowers clocks for little gain
+	p = impl_of(cpu_has(CsumImpl::avx2) ? CsumImpl::avx2 : CsumImpl::scalar);
+	g_impl.store(p, std::memory_order_relaxed);
+	return *p;
 }
 
 } // namespace
 
 uint32_t csum_partial(const void *data, size_t len, uint32_t sum) noexcept
 {
+	const auto *s = static_cast<const uint8_t *>(data);
 	if (len < 64)
-		return scalar_copy(nullptr, data, len, sum, false);
-	return dispatch().fn(nullptr, data, len, sum, false);
+		return scalar_copy(nullptr, s, len, sum, false);
+	return impl().sum(nullptr, s, len, sum);
 }
 
 uint32_t csum_copy(void *dst, const void *src, size_t len, uint32_t sum) noexcept
 {
-	return dispatch().fn(dst, src, len, sum, true);
+	return impl().copy(static_cast<uint8_t *>(dst), static_cast<const uint8_t *>(src), len, sum);
 }
 
 CsumImpl csum_impl() noexcept
 {
-	return dispatch().impl;
+	return impl().id;
 }
 
 const char *to_string(CsumImpl i) noexcept
@@ -326,8 +357,7 @@ bool csum_force_impl(CsumImpl i) noexcept
 {
 	if (!cpu_has(i))
 		return false;
-	dispatch().impl = i;
-	dispatch().fn = fn_of(i);
+	g_impl.store(impl_of(i), std::memory_order_relaxed);
 	return true;
 }
 
