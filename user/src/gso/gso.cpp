@@ -383,21 +383,25 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	// inserted) with a few fields patched; their checksums start from sums
 	// taken once here over the template with those fields zeroed, so a frame
 	// adds only what changed (RFC 1624) instead of summing its headers again.
-	std::array<std::byte, kMaxHdr + 2 * kVlanLen> tmpl;
+	// One buffer holds both templates, the outer (Geneve) headers right in
+	// front of the inner ones, so that a frame's headers are one copy.
+	constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
+	std::array<std::byte, kOuterMax + kMaxHdr + 2 * kVlanLen> hdrs;
+	std::byte *const otmpl = hdrs.data();
+	std::byte *const tmpl = hdrs.data() + pl.outer_len;
 	size_t tmpl_len = 0, t_l3 = 0, t_l4 = 0;
 	uint32_t ip_base = 0, l4_base = 0, ph_base = 0;
 	uint8_t tcp_flags = 0;
 	// Geneve without an outer checksum: the outer headers are a template too,
 	// with the outer IPv4 checksum patched from a sum taken once
-	std::array<std::byte, 14 + 8 + 40 + 8 + kGeneveHdr + 252> otmpl;
 	const bool outer_tmpl = req.geneve && !req.geneve->udp_csum;
 	size_t o_ip = kMacLen + req.ntags * kVlanLen + 2, o_udp = 0;
 	uint32_t o_base = 0;
 	if (outer_tmpl) {
-		write_geneve(pl, req, otmpl.data(), 0, 0, 0, hash);
-		std::byte *oip = otmpl.data() + o_ip;
+		write_geneve(pl, req, otmpl, 0, 0, 0, hash);
+		std::byte *oip = otmpl + o_ip;
 		o_udp = o_ip + (req.geneve->ipv6 ? 40 : 20);
-		st16(otmpl.data() + o_udp + 4, 0);
+		st16(otmpl + o_udp + 4, 0);
 		if (req.geneve->ipv6) {
 			st16(oip + 4, 0);
 		} else {
@@ -412,8 +416,8 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	size_t f_l3 = 0, f_len = 0;
 	uint32_t f_base = 0;
 	if (pl.fragment && pl.nframes > 1) {
-		f_l3 = write_l2(pl, req, tmpl.data());
-		std::byte *ip = tmpl.data() + f_l3;
+		f_l3 = write_l2(pl, req, tmpl);
+		std::byte *ip = tmpl + f_l3;
 		size_t ihl = ip_hdr_len(pl, 1);
 		f_len = f_l3 + ihl;
 		if (!p.ipv6) {
@@ -438,11 +442,11 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		}
 	}
 	if (!pl.fragment) {
-		t_l3 = write_l2(pl, req, tmpl.data());
+		t_l3 = write_l2(pl, req, tmpl);
 		t_l4 = t_l3 + p.l3_len;
 		tmpl_len = t_l4 + p.l4_len;
-		std::memcpy(tmpl.data() + t_l3, p.hdr.data() + p.l3_off, p.l3_len + p.l4_len);
-		std::byte *ip = tmpl.data() + t_l3, *l4 = tmpl.data() + t_l4;
+		std::memcpy(tmpl + t_l3, p.hdr.data() + p.l3_off, p.l3_len + p.l4_len);
+		std::byte *ip = tmpl + t_l3, *l4 = tmpl + t_l4;
 		if (p.ipv6) {
 			st16(ip + 4, 0);
 			ph_base = csum_partial(ip + 8, 32);
@@ -472,9 +476,9 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		frame_shape(pl, k, hdr_len, data_len);
 		std::byte *f = fr.data + pl.outer_len;
 		if (outer_tmpl) {
-			// the outer headers need only lengths: written first, so the
-			// frame is written front to back
-			std::memcpy(fr.data, otmpl.data(), pl.outer_len);
+			// the outer headers need only lengths: written first, together
+			// with the inner template when there is one
+			std::memcpy(fr.data, otmpl, pl.outer_len + (pl.fragment && !k ? 0 : pl.fragment ? f_len : tmpl_len));
 			uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + hdr_len + data_len);
 			std::byte *oip = fr.data + o_ip;
 			st16(fr.data + o_udp + 4, udp_len);
@@ -489,9 +493,9 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		}
 		size_t h;
 		if (!pl.fragment)
-			h = (std::memcpy(f, tmpl.data(), tmpl_len), t_l3);
+			h = (outer_tmpl ? 0 : (std::memcpy(f, tmpl, tmpl_len), 0), t_l3);
 		else if (k)
-			h = (std::memcpy(f, tmpl.data(), f_len), f_l3);
+			h = (outer_tmpl ? 0 : (std::memcpy(f, tmpl, f_len), 0), f_l3);
 		else
 			h = write_l2(pl, req, f);
 		std::byte *ip = f + h;
