@@ -118,7 +118,7 @@ inline const char *hook_label(Hook h)
 inline const char *reason_label(uint32_t r)
 {
 	static const char *const names[XO_VLAN_CNT_MAX] = {
-		"passed", "modified", "popped", "pushed", "rewritten", "dropped-malformed",
+		"passed", "popped", "pushed", "rewritten", "rewritten+pushed", "dropped-malformed",
 		"dropped-not-allowed", "dropped-no-headroom", "dropped-too-deep",
 	};
 	return r < XO_VLAN_CNT_MAX ? names[r] : "?";

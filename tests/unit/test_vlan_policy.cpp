@@ -84,9 +84,44 @@ TEST(Policy, PopAndClear)
 	EXPECT_EQ(c.flags, 0u);
 }
 
+// The BPF side counts each frame once; what is shown derives the rest.
+TEST(VlanStats, ShownCountersDeriveFromOneCounterPerFrame)
+{
+	std::array<xo_counter, XO_VLAN_CNT_MAX> raw{};
+	raw[XO_VLAN_CNT_PASSED] = {1, 100};
+	raw[XO_VLAN_CNT_POPPED] = {2, 200};
+	raw[XO_VLAN_CNT_PUSHED] = {3, 300};
+	raw[XO_VLAN_CNT_REWRITTEN] = {4, 400};
+	raw[XO_VLAN_CNT_REWRITTEN_PUSHED] = {5, 500};
+	raw[XO_VLAN_CNT_DROP_MALFORMED] = {6, 600};
+	raw[XO_VLAN_CNT_DROP_NOT_ALLOWED] = {7, 700};
+	raw[XO_VLAN_CNT_DROP_NO_HEADROOM] = {8, 800};
+	raw[XO_VLAN_CNT_DROP_TOO_DEEP] = {9, 900};
+	VlanStatSet s = vlan_stats_of(raw);
+	auto pk = [&](VlanStat x) { return s[static_cast<unsigned>(x)].packets; };
+	EXPECT_EQ(pk(VlanStat::passed), 1u);
+	EXPECT_EQ(pk(VlanStat::modified), 2u + 3 + 4 + 5);
+	EXPECT_EQ(pk(VlanStat::popped), 2u);
+	EXPECT_EQ(pk(VlanStat::pushed), 3u + 5);
+	EXPECT_EQ(pk(VlanStat::rewritten), 4u + 5);
+	EXPECT_EQ(pk(VlanStat::dropped_malformed), 6u);
+	EXPECT_EQ(pk(VlanStat::dropped_not_allowed), 7u);
+	EXPECT_EQ(pk(VlanStat::dropped_no_headroom), 8u);
+	EXPECT_EQ(pk(VlanStat::dropped_too_deep), 9u);
+	EXPECT_EQ(s[static_cast<unsigned>(VlanStat::modified)].bytes, 1400u);
+	// passed + modified + drops == every frame, as before
+	uint64_t frames = 0;
+	for (unsigned r = 0; r < XO_VLAN_CNT_MAX; r++)
+		frames += raw[r].packets;
+	EXPECT_EQ(pk(VlanStat::passed) + pk(VlanStat::modified) + pk(VlanStat::dropped_malformed) +
+			  pk(VlanStat::dropped_not_allowed) + pk(VlanStat::dropped_no_headroom) +
+			  pk(VlanStat::dropped_too_deep),
+		  frames);
+}
+
 TEST(Names, CountersAndHooks)
 {
-	EXPECT_STREQ(vlan_counter_name(XO_VLAN_CNT_DROP_NO_HEADROOM), "dropped-no-headroom");
-	EXPECT_STREQ(vlan_counter_name(XO_VLAN_CNT_MAX), "?");
+	EXPECT_STREQ(vlan_counter_name(static_cast<unsigned>(VlanStat::dropped_no_headroom)), "dropped-no-headroom");
+	EXPECT_STREQ(vlan_counter_name(kVlanStats), "?");
 	EXPECT_STREQ(hook_name(XO_HOOK_TC_EGRESS), "tc-egress");
 }

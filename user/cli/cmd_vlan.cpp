@@ -103,7 +103,7 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 		j.begin_object("hooks");
 		for (unsigned h = 0; h < XO_HOOK_MAX; h++) {
 			j.begin_object(hook_name(h));
-			for (unsigned r = 0; r < XO_VLAN_CNT_MAX; r++) {
+			for (unsigned r = 0; r < kVlanStats; r++) {
 				uint64_t p = c.v[h][r].packets - (prev ? prev->v[h][r].packets : 0);
 				uint64_t b = c.v[h][r].bytes - (prev ? prev->v[h][r].bytes : 0);
 				j.begin_object(vlan_counter_name(r)).kv("packets", p).kv("bytes", b).end_object();
@@ -115,12 +115,12 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 	}
 	for (unsigned h = 0; h < XO_HOOK_MAX; h++) {
 		uint64_t total = 0;
-		for (unsigned r = 0; r < XO_VLAN_CNT_MAX; r++)
+		for (unsigned r = 0; r < kVlanStats; r++)
 			total += c.v[h][r].packets;
 		if (!total)
 			continue;
 		std::printf("%s %s%s\n", dev.name.c_str(), hook_name(h), prev ? " (per second)" : "");
-		for (unsigned r = 0; r < XO_VLAN_CNT_MAX; r++) {
+		for (unsigned r = 0; r < kVlanStats; r++) {
 			uint64_t p = c.v[h][r].packets - (prev ? prev->v[h][r].packets : 0);
 			uint64_t b = c.v[h][r].bytes - (prev ? prev->v[h][r].bytes : 0);
 			if (!p && !g.verbose)

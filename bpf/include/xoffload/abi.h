@@ -73,16 +73,18 @@ struct xo_vid_entry {
 	__u16 rewrite_vid;	/* 0 = no translation, else the new VID */
 };
 
-/* Counter reasons. Every frame a program sees lands in exactly one of
- * PASSED, MODIFIED (then also in one or more of POPPED/PUSHED/REWRITTEN)
- * or a DROP_* reason.
+/* Counter reasons. Every frame a program sees lands in exactly one of them,
+ * so a frame costs one counter update: PASSED, one of the four outcomes of a
+ * change, or a DROP_* reason. Userspace shows what people ask for, derived:
+ * modified = POPPED + PUSHED + REWRITTEN + REWRITTEN_PUSHED, pushed = PUSHED
+ * + REWRITTEN_PUSHED, rewritten = REWRITTEN + REWRITTEN_PUSHED.
  */
 enum xo_vlan_counter {
 	XO_VLAN_CNT_PASSED = 0,
-	XO_VLAN_CNT_MODIFIED,
-	XO_VLAN_CNT_POPPED,
-	XO_VLAN_CNT_PUSHED,
-	XO_VLAN_CNT_REWRITTEN,
+	XO_VLAN_CNT_POPPED,		/* tags removed (a rewrite before a pop is moot) */
+	XO_VLAN_CNT_PUSHED,		/* tags added, no VID translated */
+	XO_VLAN_CNT_REWRITTEN,		/* outer VID translated, no tag added */
+	XO_VLAN_CNT_REWRITTEN_PUSHED,	/* outer VID translated, then tags added */
 	XO_VLAN_CNT_DROP_MALFORMED,
 	XO_VLAN_CNT_DROP_NOT_ALLOWED,
 	XO_VLAN_CNT_DROP_NO_HEADROOM,

@@ -102,22 +102,22 @@ static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol,
 	}
 }
 
-/* Counts the outcome of a frame that was kept. */
+/* Counts the outcome of a frame that was kept: one counter, whatever
+ * happened (see enum xo_vlan_counter; the decision never pops and rewrites).
+ */
 static __always_inline void xo_vlan_count_kept(struct xo_vlan_stats *st,
 					       const struct xo_vlan_plan *plan,
 					       __u64 bytes)
 {
-	if (!plan->rewrite && !plan->pop && !plan->push) {
-		xo_vlan_count(st, XO_VLAN_CNT_PASSED, bytes);
-		return;
-	}
-	xo_vlan_count(st, XO_VLAN_CNT_MODIFIED, bytes);
-	if (plan->rewrite)
-		xo_vlan_count(st, XO_VLAN_CNT_REWRITTEN, bytes);
+	__u32 r = XO_VLAN_CNT_PASSED;
+
 	if (plan->pop)
-		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
-	if (plan->push)
-		xo_vlan_count(st, XO_VLAN_CNT_PUSHED, bytes);
+		r = XO_VLAN_CNT_POPPED;
+	else if (plan->push)
+		r = plan->rewrite ? XO_VLAN_CNT_REWRITTEN_PUSHED : XO_VLAN_CNT_PUSHED;
+	else if (plan->rewrite)
+		r = XO_VLAN_CNT_REWRITTEN;
+	xo_vlan_count(st, r, bytes);
 }
 
 #endif /* XOFFLOAD_VLAN_H */

@@ -22,7 +22,24 @@ Result<uint8_t> parse_pcp(std::string_view s);		// 0..7
 Result<uint16_t> parse_tpid(std::string_view s);	// 802.1Q | 802.1ad | 0x8100 | 0x88a8
 Result<Dir> parse_dir(std::string_view s);
 const char *dir_name(Dir d);
-const char *vlan_counter_name(unsigned reason);	// "popped", "dropped-malformed", ...
+
+// What `vlan stats` shows, derived from the BPF counters (enum
+// xo_vlan_counter, one per frame): every frame is in passed, modified or one
+// dropped-* line; a modified frame is also in popped, pushed and/or rewritten.
+enum class VlanStat : unsigned {
+	passed,
+	modified,
+	popped,
+	pushed,
+	rewritten,
+	dropped_malformed,
+	dropped_not_allowed,
+	dropped_no_headroom,
+	dropped_too_deep,
+	count,
+};
+inline constexpr unsigned kVlanStats = static_cast<unsigned>(VlanStat::count);
+const char *vlan_counter_name(unsigned stat);	// by VlanStat: "popped", "dropped-malformed", ...
 const char *hook_name(unsigned hook);			// "xdp", "tc-ingress", "tc-egress"
 
 struct TagSpec {
@@ -40,9 +57,14 @@ xo_vlan_policy make_push_policy(const xo_vlan_policy &cur, const std::vector<Tag
 xo_vlan_policy make_clear_policy();
 std::string describe_policy(const xo_vlan_policy &p);
 
+using VlanStatSet = std::array<xo_counter, kVlanStats>;
+
+// The shown counters (by VlanStat) of the BPF ones (by xo_vlan_counter).
+VlanStatSet vlan_stats_of(const std::array<xo_counter, XO_VLAN_CNT_MAX> &raw);
+
 struct VlanCounters {
-	// [hook][reason], summed over CPUs
-	std::array<std::array<xo_counter, XO_VLAN_CNT_MAX>, XO_HOOK_MAX> v{};
+	// [hook][VlanStat], summed over CPUs
+	std::array<VlanStatSet, XO_HOOK_MAX> v{};
 };
 
 struct VidRule {

@@ -57,14 +57,37 @@ const char *dir_name(Dir d)
 	return d == Dir::ingress ? "ingress" : "egress";
 }
 
-const char *vlan_counter_name(unsigned reason)
+const char *vlan_counter_name(unsigned stat)
 {
-	static constexpr const char *names[XO_VLAN_CNT_MAX] = {
+	static constexpr const char *names[kVlanStats] = {
 		"passed",	     "modified",	    "popped",
 		"pushed",	     "rewritten",	    "dropped-malformed",
 		"dropped-not-allowed", "dropped-no-headroom", "dropped-too-deep",
 	};
-	return reason < XO_VLAN_CNT_MAX ? names[reason] : "?";
+	return stat < kVlanStats ? names[stat] : "?";
+}
+
+VlanStatSet vlan_stats_of(const std::array<xo_counter, XO_VLAN_CNT_MAX> &raw)
+{
+	VlanStatSet s{};
+	auto at = [&](VlanStat x) -> xo_counter & { return s[static_cast<unsigned>(x)]; };
+	auto add = [](xo_counter &into, const xo_counter &c) {
+		into.packets += c.packets;
+		into.bytes += c.bytes;
+	};
+	add(at(VlanStat::passed), raw[XO_VLAN_CNT_PASSED]);
+	add(at(VlanStat::popped), raw[XO_VLAN_CNT_POPPED]);
+	for (unsigned r : {XO_VLAN_CNT_PUSHED, XO_VLAN_CNT_REWRITTEN_PUSHED})
+		add(at(VlanStat::pushed), raw[r]);
+	for (unsigned r : {XO_VLAN_CNT_REWRITTEN, XO_VLAN_CNT_REWRITTEN_PUSHED})
+		add(at(VlanStat::rewritten), raw[r]);
+	for (unsigned r : {XO_VLAN_CNT_POPPED, XO_VLAN_CNT_PUSHED, XO_VLAN_CNT_REWRITTEN, XO_VLAN_CNT_REWRITTEN_PUSHED})
+		add(at(VlanStat::modified), raw[r]);
+	add(at(VlanStat::dropped_malformed), raw[XO_VLAN_CNT_DROP_MALFORMED]);
+	add(at(VlanStat::dropped_not_allowed), raw[XO_VLAN_CNT_DROP_NOT_ALLOWED]);
+	add(at(VlanStat::dropped_no_headroom), raw[XO_VLAN_CNT_DROP_NO_HEADROOM]);
+	add(at(VlanStat::dropped_too_deep), raw[XO_VLAN_CNT_DROP_TOO_DEEP]);
+	return s;
 }
 
 const char *hook_name(unsigned hook)
@@ -279,11 +302,13 @@ Result<VlanCounters> VlanMaps::counters() const
 	for (uint32_t hook = 0; hook < XO_HOOK_MAX; hook++) {
 		if (bpf_map_lookup_elem(stats_.get(), &hook, percpu.data()))
 			return errno_error("read vlan counters", errno);
+		std::array<xo_counter, XO_VLAN_CNT_MAX> raw{};
 		for (const auto &v : percpu)
 			for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
-				c.v[hook][r].packets += v.c[r].packets;
-				c.v[hook][r].bytes += v.c[r].bytes;
+				raw[r].packets += v.c[r].packets;
+				raw[r].bytes += v.c[r].bytes;
 			}
+		c.v[hook] = vlan_stats_of(raw);
 	}
 	return c;
 }
