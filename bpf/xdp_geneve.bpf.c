@@ -97,8 +97,6 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 	vst = bpf_map_lookup_elem(&xo_gnv_vstats, &key);
 	action = rule.action;
 	queues = rule.queues;
-	xo_gnv_count(st, XO_GNV_CNT_MATCHED, bytes);
-	xo_gnv_count(vst, XO_GNV_CNT_MATCHED, bytes);
 
 	if (cfg && (cfg->flags & XO_GNV_F_VERIFY_CSUM)) {
 		__u32 udp_off = (void *)o.udp - data;
@@ -124,8 +122,8 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	case XO_GNV_ACT_DECAP:
 		if (xo_gnv_decap(ctx, &o)) {
-			xo_gnv_count(st, XO_GNV_CNT_DROP_MALFORMED, bytes);
-			xo_gnv_count(vst, XO_GNV_CNT_DROP_MALFORMED, bytes);
+			xo_gnv_count(st, XO_GNV_CNT_DECAP_FAILED, bytes);
+			xo_gnv_count(vst, XO_GNV_CNT_DECAP_FAILED, bytes);
 			return XDP_DROP;
 		}
 		xo_gnv_count(st, XO_GNV_CNT_DECAPPED, bytes);
@@ -144,9 +142,10 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 			xo_gnv_count(vst, XO_GNV_CNT_REDIRECTED, bytes);
 			return XDP_REDIRECT;
 		}
+		/* nobody to steer to: the stack gets it */
 		xo_gnv_count(st, XO_GNV_CNT_NO_TARGET, bytes);
 		xo_gnv_count(vst, XO_GNV_CNT_NO_TARGET, bytes);
-		/* fall through: nobody to steer to, the stack gets it */
+		return XDP_PASS;
 	default:
 		xo_gnv_count(st, XO_GNV_CNT_PASSED, bytes);
 		xo_gnv_count(vst, XO_GNV_CNT_PASSED, bytes);

@@ -74,7 +74,7 @@ void ports_out(const Globals &g, const std::string &ifname, const std::vector<Ge
 
 void set_json(Json &j, const GeneveCounterSet &c, const GeneveCounterSet *prev)
 {
-	for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+	for (unsigned r = 0; r < kGeneveStats; r++)
 		j.begin_object(geneve_counter_name(r))
 			.kv("packets", uint64_t{c[r].packets - (prev ? (*prev)[r].packets : 0)})
 			.kv("bytes", uint64_t{c[r].bytes - (prev ? (*prev)[r].bytes : 0)})
@@ -85,12 +85,12 @@ void set_text(const Globals &g, const char *title, const GeneveCounterSet &c, co
 	      double dt)
 {
 	uint64_t total = 0;
-	for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+	for (unsigned r = 0; r < kGeneveStats; r++)
 		total += c[r].packets - (prev ? (*prev)[r].packets : 0);
 	if (!total && !g.verbose)
 		return;
 	std::printf("%s%s\n", title, prev ? " (per second)" : "");
-	for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
+	for (unsigned r = 0; r < kGeneveStats; r++) {
 		uint64_t p = c[r].packets - (prev ? (*prev)[r].packets : 0);
 		uint64_t b = c[r].bytes - (prev ? (*prev)[r].bytes : 0);
 		if (!p && !g.verbose)

@@ -244,23 +244,24 @@ struct xo_gnv_cache {
 	__u32 pad;
 };
 
-/* Every frame xdp_geneve sees lands in exactly one of NOT_GENEVE, PASSED,
- * DECAPPED, REDIRECTED or a DROP_* / BAD_CSUM reason. MATCHED counts, in
- * addition, every Geneve frame that parsed and found its rule (or the
- * default); NO_TARGET, in addition to PASSED, a redirect that found no
- * socket or CPU in its slot.
+/* Every frame xdp_geneve sees lands in exactly one reason, so a frame costs
+ * one update of the interface's counters (and one of its VNI's). Userspace
+ * derives what it shows: matched (the frame parsed and found its rule or the
+ * default) = PASSED + NO_TARGET + DROP_RULE + BAD_CSUM + DECAPPED +
+ * DECAP_FAILED + REDIRECTED; passed includes NO_TARGET; dropped-malformed
+ * includes DECAP_FAILED.
  */
 enum xo_gnv_counter {
 	XO_GNV_CNT_NOT_GENEVE = 0,	/* not UDP to a registered port, or a fragment: untouched */
-	XO_GNV_CNT_MATCHED,
 	XO_GNV_CNT_PASSED,
 	XO_GNV_CNT_DROP_RULE,
-	XO_GNV_CNT_DROP_MALFORMED,
+	XO_GNV_CNT_DROP_MALFORMED,	/* headers or options malformed (before the rule) */
 	XO_GNV_CNT_DROP_CRIT_OPT,
 	XO_GNV_CNT_BAD_CSUM,		/* dropped */
 	XO_GNV_CNT_DECAPPED,
 	XO_GNV_CNT_REDIRECTED,
-	XO_GNV_CNT_NO_TARGET,
+	XO_GNV_CNT_NO_TARGET,		/* no socket or CPU in the slot: passed to the stack */
+	XO_GNV_CNT_DECAP_FAILED,	/* inner frame too short to decapsulate: dropped */
 	XO_GNV_CNT_MAX,
 };
 

@@ -208,8 +208,8 @@ static __always_inline int xo_gnv_parse_outer(struct xo_cursor *c,
 	return XO_GNV_OK;
 }
 
-/* The Geneve header and its options, within the UDP length. Returns
- * XO_GNV_OK (o->gh, o->inner set), XO_GNV_MALFORMED or XO_GNV_CRIT_UNKNOWN.
+/* Is option class @cls declared known? The per-CPU cache answers for the
+ * last class found known; otherwise a map lookup, which fills the cache.
  */
 static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca, __u32 gen)
 {
@@ -224,14 +224,62 @@ static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca
 	return 1;
 }
 
+/* Walks the TLV options in [opts, opts + optlen). Returns 0, or -1 when an
+ * option runs past optlen or the packet. Critical options whose class the
+ * cache does not answer for are collected: the first in *miss, their number
+ * in *nmiss (a repeat of the first is not counted). With @lookup set, such a
+ * class is looked up on the spot (and only unknown ones are counted): the
+ * slow walk, for frames with several uncached classes. The fast walk makes
+ * no helper call, so nothing it keeps has to be spilled around one.
+ */
+static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
+					    struct xo_gnv_cache *ca, __u32 gen, int lookup,
+					    __u64 *off_out, __u32 *miss, __u32 *nmiss)
+{
+	__u64 off = 0;
+	int i;
+
+	for (i = 0; i < XO_GNV_MAX_OPTS; i++) {
+		struct xo_gnv_opt *opt;
+		__u32 cls;
+
+		if (off >= optlen)
+			break;
+		opt = opts + (off & 0xff);
+		if ((void *)(opt + 1) > end)
+			return -1;
+		off += sizeof(*opt) + (opt->len & 0x1f) * 4;
+		if (off > optlen)
+			return -1;	/* option runs past opt_len */
+		if (!(opt->type & XO_GNV_OPT_CRIT))
+			continue;
+		cls = bpf_ntohs(opt->opt_class);
+		if (lookup) {
+			if (!xo_gnv_class_known(cls, ca, gen))
+				(*nmiss)++;
+			continue;
+		}
+		if ((ca && ca->cls_gen == gen && ca->cls == cls) || (*nmiss && cls == *miss))
+			continue;
+		if (!*nmiss)
+			*miss = cls;
+		(*nmiss)++;
+	}
+	*off_out = off;
+	return 0;
+}
+
+/* The Geneve header and its options, within the UDP length. Returns
+ * XO_GNV_OK (o->gh, o->inner set), XO_GNV_MALFORMED or XO_GNV_CRIT_UNKNOWN.
+ */
 static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 					       struct xo_gnv_outer *o,
 					       struct xo_gnv_cache *ca, __u32 gen)
 {
 	struct xo_gnv_hdr *gh = c->pos;
 	void *udp_end, *opts;
-	__u32 optlen, off = 0, crit = 0;
-	int i;
+	__u32 miss = 0, nmiss = 0, crit = 0;
+	__u64 optlen, off = 0;
 
 	udp_end = (void *)o->udp + bpf_ntohs(o->udp->len);
 	if ((void *)(gh + 1) > c->end || (void *)(gh + 1) > udp_end ||
@@ -247,23 +295,16 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 	    gh->proto != bpf_htons(ETH_P_IPV6))
 		return XO_GNV_MALFORMED;
 
-	for (i = 0; i < XO_GNV_MAX_OPTS; i++) {
-		struct xo_gnv_opt *opt;
-		__u32 cls;
-
-		if (off >= optlen)
-			break;
-		opt = opts + (off & 0xff);
-		if ((void *)(opt + 1) > c->end)
+	if (xo_gnv_walk_opts(opts, c->end, optlen, ca, gen, 0, &off, &miss, &nmiss))
+		return XO_GNV_MALFORMED;
+	if (nmiss == 1) {
+		crit = !xo_gnv_class_known(miss, ca, gen);
+	} else if (nmiss > 1) {
+		/* several classes the cache does not know: look each one up */
+		nmiss = 0;
+		if (xo_gnv_walk_opts(opts, c->end, optlen, ca, gen, 1, &off, &miss, &nmiss))
 			return XO_GNV_MALFORMED;
-		off += sizeof(*opt) + (opt->len & 0x1f) * 4;
-		if (off > optlen)
-			return XO_GNV_MALFORMED;	/* option runs past opt_len */
-		if (!(opt->type & XO_GNV_OPT_CRIT))
-			continue;
-		cls = bpf_ntohs(opt->opt_class);
-		if (!xo_gnv_class_known(cls, ca, gen))
-			crit = 1;
+		crit = nmiss != 0;
 	}
 	/* more options than we walk: unknown critical ones may hide there */
 	if (off < optlen && (gh->flags & XO_GNV_F_CRIT))

@@ -20,7 +20,24 @@ Result<uint32_t> parse_vni(std::string_view s);			// 0..2^24-1
 Result<uint32_t> parse_geneve_action(std::string_view s);	// pass|drop|decap|xsk|cpu
 Result<uint16_t> parse_option_class(std::string_view s);	// 0..0xffff (0x prefix ok)
 const char *geneve_action_name(uint32_t action);
-const char *geneve_counter_name(unsigned reason);		// "decapped", "dropped-rule", ...
+
+// What `geneve stats` shows, derived from the BPF counters (enum
+// xo_gnv_counter, one per frame; see there how).
+enum class GeneveStat : unsigned {
+	not_geneve,
+	matched,
+	passed,
+	dropped_rule,
+	dropped_malformed,
+	dropped_critical_option,
+	bad_checksum,
+	decapped,
+	redirected,
+	no_target,
+	count,
+};
+inline constexpr unsigned kGeneveStats = static_cast<unsigned>(GeneveStat::count);
+const char *geneve_counter_name(unsigned stat);	// by GeneveStat: "decapped", "dropped-rule", ...
 
 struct GenevePort {
 	uint16_t port;
@@ -34,7 +51,10 @@ struct GeneveRule {
 	uint32_t slot = 0;	// counter slot in xo_gnv_vstats (read back; set_rule picks it)
 };
 
-using GeneveCounterSet = std::array<xo_counter, XO_GNV_CNT_MAX>;
+using GeneveCounterSet = std::array<xo_counter, kGeneveStats>;
+
+// The shown counters (by GeneveStat) of the BPF ones (by xo_gnv_counter).
+GeneveCounterSet geneve_stats_of(const std::array<xo_counter, XO_GNV_CNT_MAX> &raw);
 
 struct GeneveCounters {
 	GeneveCounterSet total{};

@@ -106,14 +106,38 @@ const char *geneve_action_name(uint32_t action)
 	return action < XO_GNV_ACT_MAX ? names[action] : "?";
 }
 
-const char *geneve_counter_name(unsigned reason)
+const char *geneve_counter_name(unsigned stat)
 {
-	static constexpr const char *names[XO_GNV_CNT_MAX] = {
+	static constexpr const char *names[kGeneveStats] = {
 		"not-geneve",	     "matched",		"passed",      "dropped-rule",
 		"dropped-malformed", "dropped-critical-option", "bad-checksum", "decapped",
 		"redirected",	     "no-target",
 	};
-	return reason < XO_GNV_CNT_MAX ? names[reason] : "?";
+	return stat < kGeneveStats ? names[stat] : "?";
+}
+
+GeneveCounterSet geneve_stats_of(const std::array<xo_counter, XO_GNV_CNT_MAX> &raw)
+{
+	GeneveCounterSet s{};
+	auto add = [&](GeneveStat x, unsigned r) {
+		s[static_cast<unsigned>(x)].packets += raw[r].packets;
+		s[static_cast<unsigned>(x)].bytes += raw[r].bytes;
+	};
+	add(GeneveStat::not_geneve, XO_GNV_CNT_NOT_GENEVE);
+	for (unsigned r : {XO_GNV_CNT_PASSED, XO_GNV_CNT_NO_TARGET, XO_GNV_CNT_DROP_RULE, XO_GNV_CNT_BAD_CSUM,
+			   XO_GNV_CNT_DECAPPED, XO_GNV_CNT_DECAP_FAILED, XO_GNV_CNT_REDIRECTED})
+		add(GeneveStat::matched, r);
+	add(GeneveStat::passed, XO_GNV_CNT_PASSED);
+	add(GeneveStat::passed, XO_GNV_CNT_NO_TARGET);
+	add(GeneveStat::dropped_rule, XO_GNV_CNT_DROP_RULE);
+	add(GeneveStat::dropped_malformed, XO_GNV_CNT_DROP_MALFORMED);
+	add(GeneveStat::dropped_malformed, XO_GNV_CNT_DECAP_FAILED);
+	add(GeneveStat::dropped_critical_option, XO_GNV_CNT_DROP_CRIT_OPT);
+	add(GeneveStat::bad_checksum, XO_GNV_CNT_BAD_CSUM);
+	add(GeneveStat::decapped, XO_GNV_CNT_DECAPPED);
+	add(GeneveStat::redirected, XO_GNV_CNT_REDIRECTED);
+	add(GeneveStat::no_target, XO_GNV_CNT_NO_TARGET);
+	return s;
 }
 
 Result<GeneveMaps> GeneveMaps::open(const std::string &pin_dir, const std::string &ifname, bool create)
@@ -411,11 +435,13 @@ Result<GeneveCounters> GeneveMaps::counters() const
 	std::vector<xo_gnv_stats> percpu(n);
 	GeneveCounters c;
 	auto sum = [&](GeneveCounterSet &into) {
+		std::array<xo_counter, XO_GNV_CNT_MAX> raw{};
 		for (const auto &v : percpu)
 			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
-				into[r].packets += v.c[r].packets;
-				into[r].bytes += v.c[r].bytes;
+				raw[r].packets += v.c[r].packets;
+				raw[r].bytes += v.c[r].bytes;
 			}
+		into = geneve_stats_of(raw);
 	};
 	uint32_t zero = 0;
 	if (bpf_map_lookup_elem(stats_.get(), &zero, percpu.data()))
