@@ -25,9 +25,9 @@ static __always_inline int xo_tc_tags(struct __sk_buff *skb, struct xo_tags *t)
 		t->tag[0].tpid = (__be16)skb->vlan_proto;
 		t->tag[0].tci = bpf_htons((__u16)skb->vlan_tci);
 		t->depth = 1;
-		return xo_parse_vlans(&c, eth->h_proto, t, XO_VLAN_MAX_DEPTH - 1);
+		return xo_parse_vlans(&c, xo_eth_proto(eth), t, XO_VLAN_MAX_DEPTH - 1);
 	}
-	return xo_parse_vlans(&c, eth->h_proto, t, XO_VLAN_MAX_DEPTH);
+	return xo_parse_vlans(&c, xo_eth_proto(eth), t, XO_VLAN_MAX_DEPTH);
 }
 
 /* Replaces the outer TCI, wherever the outer tag is. */

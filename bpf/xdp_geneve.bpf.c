@@ -47,6 +47,47 @@ static __always_inline int xo_gnv_decap(struct xdp_md *ctx, const struct xo_gnv_
 	return 0;
 }
 
+/* 1 when an option in [opts_off, opts_off + optlen) from the frame's start
+ * is critical and of a class not declared known, 0 when none is, -1 when
+ * the options cannot be read (the fast walk checked them already). For
+ * frames with several critical classes the per-CPU cache does not answer
+ * for: each is looked up. A global function, so the verifier checks it once
+ * on its own instead of on every path of its caller.
+ */
+__noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 optlen)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	void *opts;
+	__u32 off = 0;
+	int i, unknown = 0;
+
+	if (!ctx || opts_off > 511 || optlen > 252)
+		return -1;
+	/* the mask is what the verifier tracks; the barrier keeps clang from
+	 * dropping it as implied by the check above
+	 */
+	barrier_var(opts_off);
+	opts = data + (opts_off & 0x1ff);
+	for (i = 0; i < XO_GNV_MAX_OPTS; i++) {
+		struct xo_gnv_opt *opt;
+		__u32 cls;
+
+		if (off >= optlen)
+			break;
+		opt = opts + (off & 0xff);
+		if ((void *)(opt + 1) > data_end)
+			return -1;
+		off += sizeof(*opt) + (opt->len & 0x1f) * 4;
+		if (!(opt->type & XO_GNV_OPT_CRIT))
+			continue;
+		cls = bpf_ntohs(opt->opt_class);
+		if (!bpf_map_lookup_elem(&xo_gnv_optcls, &cls))
+			unknown = 1;
+	}
+	return unknown;
+}
+
 static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
@@ -58,18 +99,27 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 	struct xo_gnv_rule rule = { XO_GNV_ACT_PASS, 1, XO_GNV_SLOT_DEFAULT };
 	struct xo_gnv_cache *ca;
 	struct xo_gnv_cfg *cfg;
-	__u32 zero = 0, key, action, slot, queues, gen;
+	__u32 zero = 0, key, action, slot, queues;
 	int r;
 
 	st = bpf_map_lookup_elem(&xo_gnv_stats, &zero);
 	cfg = bpf_map_lookup_elem(&xo_gnv_cfg, &zero);
 	ca = bpf_map_lookup_elem(&xo_gnv_cache, &zero);
-	gen = cfg ? cfg->gen : 0;
-	if (xo_gnv_parse_outer(&c, &o, ca, gen) != XO_GNV_OK) {
+	if (!cfg || !ca)
+		return XDP_PASS;	/* single-slot arrays: cannot happen */
+	xo_gnv_cache_sync(ca, cfg->gen);
+	if (xo_gnv_parse_outer(&c, &o, ca) != XO_GNV_OK) {
 		xo_gnv_count(st, XO_GNV_CNT_NOT_GENEVE, bytes);
 		return XDP_PASS;
 	}
-	r = xo_gnv_parse_geneve(&c, &o, ca, gen);
+	r = xo_gnv_parse_geneve(&c, &o, ca);
+	if (r == XO_GNV_CRIT_SLOW) {
+		void *opts = (void *)(o.gh + 1);
+
+		/* xo_gnv_crit_unknown changes no packet data: o stays valid */
+		r = xo_gnv_crit_unknown(ctx, (__u32)(opts - data), (__u32)(o.inner - opts));
+		r = r == 0 ? XO_GNV_OK : r > 0 ? XO_GNV_CRIT_UNKNOWN : XO_GNV_MALFORMED;
+	}
 	if (r != XO_GNV_OK) {
 		xo_gnv_count(st, r == XO_GNV_CRIT_UNKNOWN ? XO_GNV_CNT_DROP_CRIT_OPT :
 			     XO_GNV_CNT_DROP_MALFORMED, bytes);
@@ -78,7 +128,7 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 			struct xo_gnv_hdr *gh = c.pos;
 
 			if ((void *)(gh + 1) <= data_end) {
-				key = xo_gnv_rule_of(xo_gnv_vni(gh), ca, gen, &rule) ?
+				key = xo_gnv_rule_of(xo_gnv_vni(gh), ca, &rule) ?
 				      rule.slot : XO_GNV_SLOT_DEFAULT;
 				xo_gnv_count(bpf_map_lookup_elem(&xo_gnv_vstats, &key),
 					     XO_GNV_CNT_DROP_CRIT_OPT, bytes);
@@ -87,12 +137,11 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
-	if (xo_gnv_rule_of(xo_gnv_vni(o.gh), ca, gen, &rule)) {
+	if (xo_gnv_rule_of(xo_gnv_vni(o.gh), ca, &rule)) {
 		key = rule.slot;
 	} else {
 		key = XO_GNV_SLOT_DEFAULT;
-		if (cfg)
-			rule = cfg->dflt;
+		rule = cfg->dflt;
 	}
 	vst = bpf_map_lookup_elem(&xo_gnv_vstats, &key);
 	action = rule.action;

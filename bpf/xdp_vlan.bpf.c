@@ -101,7 +101,7 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx)
 
 	pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
 	eth = xo_parse_eth(&c);
-	if (!pol || !eth || xo_parse_vlans(&c, eth->h_proto, &t, XO_VLAN_MAX_DEPTH)) {
+	if (!pol || !eth || xo_parse_vlans(&c, xo_eth_proto(eth), &t, XO_VLAN_MAX_DEPTH)) {
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return XDP_DROP;
 	}

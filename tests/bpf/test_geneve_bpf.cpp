@@ -74,6 +74,18 @@ public:
 	}
 	~GeneveEnv() { xdp_geneve_bpf__destroy(s_); }
 
+	// A separate, just-loaded copy: every map (and the lookup cache) as the
+	// kernel creates it, zero.
+	static std::unique_ptr<GeneveEnv> fresh(std::string *why)
+	{
+		auto e = std::unique_ptr<GeneveEnv>(new GeneveEnv);
+		if (int ret = e->load()) {
+			*why = std::string("loading xdp_geneve failed: ") + std::strerror(-ret);
+			e.reset();
+		}
+		return e;
+	}
+
 	xdp_geneve_bpf *skel() const { return s_; }
 	int fd(bpf_map *m) const { return bpf_map__fd(m); }
 
@@ -434,6 +446,28 @@ TEST_P(GeneveCase, VerdictBytesAndCounters)
 
 INSTANTIATE_TEST_SUITE_P(Table, GeneveCase, ::testing::ValuesIn(cases()),
 			 [](const auto &info) { return info.param.name; });
+
+// A per-CPU cache that was never filled is all zero, and so is xo_gnv_cfg
+// until userspace writes it: port 0, VNI 0 and option class 0 must not look
+// cached then.
+TEST(GeneveBpfFresh, ZeroedCacheAnswersForNothing)
+{
+	std::string why;
+	auto env = GeneveEnv::fresh(&why);
+	ASSERT_NE(env, nullptr) << why;
+	// map writes without a gen bump: xo_gnv_cfg stays all zero (gen 0)
+	uint32_t port = kPortGeneve;
+	xo_gnv_port pv{1, 0};
+	ASSERT_EQ(bpf_map_update_elem(env->fd(env->skel()->maps.xo_gnv_ports), &port, &pv, BPF_ANY), 0);
+	const std::vector<GeneveOpt> class0 = {{0x0000, kOptCritical | 1, {1, 2, 3, 4}}};
+	run_case(*env, {"class 0 unknown", outer4(geneve(0, kEthTeb, kInner, class0, kGnvCrit)), V::drop, {},
+			{XO_GNV_CNT_DROP_CRIT_OPT}});
+	// VNI 0 has no rule: the default (pass), not a zeroed cached rule
+	run_case(*env, {"vni 0 default", outer4(geneve(0, kEthTeb, kInner)), V::pass, {}, {XO_GNV_CNT_PASSED}});
+	// UDP to port 0 is not Geneve
+	run_case(*env, {"port 0", outer4(geneve(kVniPass, kEthTeb, kInner), 0), V::pass, {},
+			{XO_GNV_CNT_NOT_GENEVE}});
+}
 
 // ---- every truncation ----
 

@@ -225,21 +225,23 @@ struct xo_gnv_cfg {
 
 /* Value of the per-CPU xo_gnv_cache[0]: the last registered and the last
  * unregistered UDP port, the last VNI's rule and the last known option
- * class this CPU looked up, each valid while its gen equals
- * xo_gnv_cfg.gen. Saves the hash lookups for a steady flow of one port,
- * VNI and option class; userspace writes the map first and bumps gen
- * after, so a stale entry can only ever carry an old gen.
+ * class this CPU looked up, all valid for xo_gnv_cfg.gen == gen. A frame
+ * that finds another gen empties the entries (XO_GNV_CACHE_NONE, which no
+ * port, VNI or class can equal) before anything else, so every check is one
+ * compare. Saves the hash lookups for a steady flow of one port, VNI and
+ * option class; userspace writes the map first and bumps gen after, so a
+ * stale entry can only ever carry an old gen.
  */
+#define XO_GNV_CACHE_NONE 0xffffffffu
+
 struct xo_gnv_cache {
-	__u32 port_gen;
+	__u64 gen_tag;		/* 1 << 32 | the xo_gnv_cfg.gen the entries belong
+				 * to; 0 (the map's initial value): never filled */
 	__u32 port;		/* last registered port seen */
-	__u32 miss_gen;
 	__u32 miss_port;	/* last UDP port found not registered */
-	__u32 vni_gen;
-	__u32 vni;
+	__u32 vni;		/* last VNI looked up; rule/has_rule are its */
 	struct xo_gnv_rule rule;
 	__u32 has_rule;		/* 0: the VNI had no rule (default applies) */
-	__u32 cls_gen;
 	__u32 cls;		/* last option class found known */
 	__u32 pad;
 };

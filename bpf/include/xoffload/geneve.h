@@ -85,46 +85,53 @@ struct {
 	__type(value, struct xo_gnv_cache);
 } xo_gnv_cache SEC(".maps");	/* not pinned: private to each loaded program */
 
-/* Is @port registered? The per-CPU cache answers for the last hit. */
-static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca, __u32 gen)
+/* Empties the per-CPU cache when the maps changed since it was filled. */
+static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen)
 {
-	if (ca && ca->port_gen == gen && ca->port == port)
+	__u64 tag = 1ULL << 32 | gen;
+
+	if (ca->gen_tag == tag)
+		return;
+	ca->gen_tag = tag;
+	ca->port = XO_GNV_CACHE_NONE;
+	ca->miss_port = XO_GNV_CACHE_NONE;
+	ca->vni = XO_GNV_CACHE_NONE;
+	ca->cls = XO_GNV_CACHE_NONE;
+}
+
+/* Is @port registered? The per-CPU cache answers for the last hit and the
+ * last miss.
+ */
+static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca)
+{
+	if (ca->port == port)
 		return 1;
-	if (ca && ca->miss_gen == gen && ca->miss_port == port)
+	if (ca->miss_port == port)
 		return 0;
 	if (!bpf_map_lookup_elem(&xo_gnv_ports, &port)) {
-		if (ca) {
-			ca->miss_port = port;
-			ca->miss_gen = gen;
-		}
+		ca->miss_port = port;
 		return 0;
 	}
-	if (ca) {
-		ca->port = port;
-		ca->port_gen = gen;
-	}
+	ca->port = port;
 	return 1;
 }
 
 /* The rule of @vni copied into @out; 0 when the VNI has none. */
-static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca, __u32 gen,
+static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 					  struct xo_gnv_rule *out)
 {
 	struct xo_gnv_rule *r;
 
-	if (ca && ca->vni_gen == gen && ca->vni == vni) {
+	if (ca->vni == vni) {
 		*out = ca->rule;
 		return ca->has_rule;
 	}
 	r = bpf_map_lookup_elem(&xo_gnv_rules, &vni);
-	if (r)
+	ca->vni = vni;
+	ca->has_rule = r != NULL;
+	if (r) {
 		*out = *r;
-	if (ca) {
-		ca->vni = vni;
-		ca->vni_gen = gen;
-		ca->has_rule = r != NULL;
-		if (r)
-			ca->rule = *r;
+		ca->rule = *r;
 	}
 	return r != NULL;
 }
@@ -153,6 +160,8 @@ enum xo_gnv_parse {
 	XO_GNV_OK,
 	XO_GNV_MALFORMED,
 	XO_GNV_CRIT_UNKNOWN,
+	XO_GNV_CRIT_SLOW,	/* several critical classes the cache does not know:
+				 * o->gh, o->inner set, the caller looks them up */
 };
 
 /* Outer Ethernet (+ up to 2 tags), IPv4 (options, no fragments) or IPv6
@@ -161,7 +170,7 @@ enum xo_gnv_parse {
  */
 static __always_inline int xo_gnv_parse_outer(struct xo_cursor *c,
 					      struct xo_gnv_outer *o,
-					      struct xo_gnv_cache *ca, __u32 gen)
+					      struct xo_gnv_cache *ca)
 {
 	struct xo_tags t = {};
 	struct ethhdr *eth;
@@ -169,7 +178,7 @@ static __always_inline int xo_gnv_parse_outer(struct xo_cursor *c,
 	__u32 port;
 
 	eth = xo_parse_eth(c);
-	if (!eth || xo_parse_vlans(c, eth->h_proto, &t, XO_VLAN_MAX_DEPTH) ||
+	if (!eth || xo_parse_vlans(c, xo_eth_proto(eth), &t, XO_VLAN_MAX_DEPTH) ||
 	    t.too_deep)
 		return XO_GNV_NOT_OURS;
 	if (t.inner_proto == bpf_htons(ETH_P_IP)) {
@@ -201,7 +210,7 @@ static __always_inline int xo_gnv_parse_outer(struct xo_cursor *c,
 	if ((void *)(uh + 1) > c->end)
 		return XO_GNV_NOT_OURS;
 	port = bpf_ntohs(uh->dest);
-	if (!xo_gnv_port_ok(port, ca, gen))
+	if (!xo_gnv_port_ok(port, ca))
 		return XO_GNV_NOT_OURS;
 	o->udp = uh;
 	c->pos = uh + 1;
@@ -211,29 +220,24 @@ static __always_inline int xo_gnv_parse_outer(struct xo_cursor *c,
 /* Is option class @cls declared known? The per-CPU cache answers for the
  * last class found known; otherwise a map lookup, which fills the cache.
  */
-static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca, __u32 gen)
+static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca)
 {
-	if (ca && ca->cls_gen == gen && ca->cls == cls)
+	if (ca->cls == cls)
 		return 1;
 	if (!bpf_map_lookup_elem(&xo_gnv_optcls, &cls))
 		return 0;
-	if (ca) {
-		ca->cls = cls;
-		ca->cls_gen = gen;
-	}
+	ca->cls = cls;
 	return 1;
 }
 
 /* Walks the TLV options in [opts, opts + optlen). Returns 0, or -1 when an
  * option runs past optlen or the packet. Critical options whose class the
  * cache does not answer for are collected: the first in *miss, their number
- * in *nmiss (a repeat of the first is not counted). With @lookup set, such a
- * class is looked up on the spot (and only unknown ones are counted): the
- * slow walk, for frames with several uncached classes. The fast walk makes
- * no helper call, so nothing it keeps has to be spilled around one.
+ * in *nmiss (a repeat of the first is not counted). The walk makes no helper
+ * call, so nothing it keeps has to be spilled around one.
  */
 static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
-					    struct xo_gnv_cache *ca, __u32 gen, int lookup,
+					    struct xo_gnv_cache *ca,
 					    __u64 *off_out, __u32 *miss, __u32 *nmiss)
 {
 	__u64 off = 0;
@@ -254,12 +258,7 @@ static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
 		if (!(opt->type & XO_GNV_OPT_CRIT))
 			continue;
 		cls = bpf_ntohs(opt->opt_class);
-		if (lookup) {
-			if (!xo_gnv_class_known(cls, ca, gen))
-				(*nmiss)++;
-			continue;
-		}
-		if ((ca && ca->cls_gen == gen && ca->cls == cls) || (*nmiss && cls == *miss))
+		if (ca->cls == cls || (*nmiss && cls == *miss))
 			continue;
 		if (!*nmiss)
 			*miss = cls;
@@ -274,7 +273,7 @@ static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
  */
 static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 					       struct xo_gnv_outer *o,
-					       struct xo_gnv_cache *ca, __u32 gen)
+					       struct xo_gnv_cache *ca)
 {
 	struct xo_gnv_hdr *gh = c->pos;
 	void *udp_end, *opts;
@@ -295,25 +294,18 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 	    gh->proto != bpf_htons(ETH_P_IPV6))
 		return XO_GNV_MALFORMED;
 
-	if (xo_gnv_walk_opts(opts, c->end, optlen, ca, gen, 0, &off, &miss, &nmiss))
+	if (xo_gnv_walk_opts(opts, c->end, optlen, ca, &off, &miss, &nmiss))
 		return XO_GNV_MALFORMED;
-	if (nmiss == 1) {
-		crit = !xo_gnv_class_known(miss, ca, gen);
-	} else if (nmiss > 1) {
-		/* several classes the cache does not know: look each one up */
-		nmiss = 0;
-		if (xo_gnv_walk_opts(opts, c->end, optlen, ca, gen, 1, &off, &miss, &nmiss))
-			return XO_GNV_MALFORMED;
-		crit = nmiss != 0;
-	}
 	/* more options than we walk: unknown critical ones may hide there */
 	if (off < optlen && (gh->flags & XO_GNV_F_CRIT))
-		crit = 1;
+		return XO_GNV_CRIT_UNKNOWN;
+	if (nmiss == 1)
+		crit = !xo_gnv_class_known(miss, ca);
 	if (crit)
 		return XO_GNV_CRIT_UNKNOWN;
 	o->gh = gh;
 	o->inner = opts + optlen;
-	return XO_GNV_OK;
+	return nmiss > 1 ? XO_GNV_CRIT_SLOW : XO_GNV_OK;
 }
 
 static __always_inline __u32 xo_gnv_vni(const struct xo_gnv_hdr *gh)
@@ -335,7 +327,7 @@ static __always_inline __u32 xo_gnv_inner_hash(void *p, void *end, __be16 proto)
 		struct ethhdr *eth = xo_parse_eth(&c);
 		struct xo_tags t = {};
 
-		if (!eth || xo_parse_vlans(&c, eth->h_proto, &t, XO_VLAN_MAX_DEPTH))
+		if (!eth || xo_parse_vlans(&c, xo_eth_proto(eth), &t, XO_VLAN_MAX_DEPTH))
 			goto out;
 		proto = t.inner_proto;
 	}

@@ -37,6 +37,14 @@ static __always_inline struct ethhdr *xo_parse_eth(struct xo_cursor *c)
 	return eth;
 }
 
+/* The ethertype as one 16-bit load: struct ethhdr is packed, so reading
+ * eth->h_proto compiles to two byte loads and a shift.
+ */
+static __always_inline __be16 xo_eth_proto(const struct ethhdr *eth)
+{
+	return *(const __be16 *)((const void *)eth + 2 * ETH_ALEN);
+}
+
 /* Tags found in the packet data, outermost first. */
 struct xo_tags {
 	struct xo_vlan_tag tag[XO_VLAN_MAX_DEPTH];

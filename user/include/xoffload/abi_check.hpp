@@ -38,7 +38,7 @@ static_assert(sizeof(xo_gnv_rule) == 8);
 static_assert(offsetof(xo_gnv_rule, slot) == 6);
 static_assert(sizeof(xo_gnv_cfg) == 24);
 static_assert(offsetof(xo_gnv_cfg, gen) == 16);
-static_assert(sizeof(xo_gnv_cache) == 48);
+static_assert(sizeof(xo_gnv_cache) == 40);
 static_assert(offsetof(xo_gnv_cfg, dflt) == 8);
 static_assert(XO_GNV_CNT_MAX == 10);
 static_assert(sizeof(xo_gnv_stats) == 16 * XO_GNV_CNT_MAX);
