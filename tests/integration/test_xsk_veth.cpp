@@ -475,5 +475,120 @@ TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 	}
 }
 
+// create_shared: a second socket on the same queue shares the first one's
+// fill ring and frames (one kernel buffer pool). With the XSKMAP slot of the
+// queue holding the second socket, every frame the first socket's refill()
+// offered comes back on the second socket's RX ring, and the group's frame
+// accounting stays exact throughout.
+TEST_F(XskVeth, SharedQueueSocketsShareOneFillRing)
+{
+	using namespace xsk;
+	constexpr uint64_t kFrames = 20'000;
+	std::optional<XskProgram> prog;
+	std::optional<Umem> rx_umem, tx_umem;
+	std::optional<XskSocket> owner, peer, tx;
+	{
+		InNetns in(tb_->ns_b());
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(tb_->if_b());
+		ASSERT_TRUE(dev.ok());
+		auto u = Umem::create({256, 2048, 0, false});
+		ASSERT_TRUE(u.ok()) << u.error().msg;
+		rx_umem.emplace(std::move(*u));
+		SocketConfig sc;
+		sc.frames = 256;
+		sc.fill_size = sc.comp_size = 128;
+		sc.rx_size = 64;
+		sc.tx_size = 0;
+		auto s = XskSocket::create(*rx_umem, *dev, sc);
+		ASSERT_TRUE(s.ok()) << s.error().msg;
+		owner.emplace(std::move(*s));
+		auto p = XskSocket::create_shared(*owner, sc);
+		ASSERT_TRUE(p.ok()) << p.error().msg;
+		peer.emplace(std::move(*p));
+		EXPECT_EQ(peer->queue(), owner->queue());
+		EXPECT_EQ(rx_umem->frames_unassigned(), 0u) << "the shared socket took frames of its own";
+		auto pr = XskProgram::attach(*dev, XdpMode::native, {});
+		ASSERT_TRUE(pr.ok()) << pr.error().msg;
+		prog.emplace(std::move(*pr));
+		ASSERT_TRUE(prog->add_socket(0, peer->fd()).ok());
+	}
+	{
+		InNetns in(tb_->ns_a());
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(tb_->if_a());
+		ASSERT_TRUE(dev.ok());
+		auto u = Umem::create({128, 2048, 0, false});
+		ASSERT_TRUE(u.ok()) << u.error().msg;
+		tx_umem.emplace(std::move(*u));
+		SocketConfig sc;
+		sc.frames = 128;
+		sc.fill_size = sc.comp_size = sc.tx_size = 64;
+		sc.rx_size = 0;
+		auto s = XskSocket::create(*tx_umem, *dev, sc);
+		ASSERT_TRUE(s.ok()) << s.error().msg;
+		tx.emplace(std::move(*s));
+	}
+	Accounting a0 = owner->accounting();
+	EXPECT_EQ(a0.sockets, 2u);
+	EXPECT_EQ(a0.total, 256u);
+	EXPECT_TRUE(a0.consistent);
+
+	Bytes frame = PacketBuilder().eth(kMacB, kMacA).ipv4(kIpA, kIpB).udp(kPortA, kPortB).payload(18).build();
+	std::vector<uint64_t> addrs(32);
+	std::vector<TxDesc> descs(32);
+	std::vector<RxDesc> rdescs(32);
+	uint64_t queued = 0, on_owner = 0, on_peer = 0, bad_checks = 0;
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+	owner->refill();
+	while (tx->stats_nosync().tx_completed < kFrames || on_peer + peer->stats().k_rx_dropped +
+								  peer->stats_nosync().k_rx_ring_full < kFrames) {
+		if (std::chrono::steady_clock::now() > deadline)
+			break;
+		tx->complete();
+		uint32_t n = tx->tx_alloc({addrs.data(), std::min<uint64_t>(addrs.size(), kFrames - queued)});
+		for (uint32_t i = 0; i < n; i++) {
+			std::memcpy(tx->data(addrs[i]), frame.data(), frame.size());
+			descs[i] = TxDesc{addrs[i], static_cast<uint32_t>(frame.size())};
+		}
+		uint32_t m = tx->tx_submit({descs.data(), n});
+		tx->tx_free({addrs.data() + m, n - m});
+		queued += m;
+		tx->kick();
+		on_owner += owner->rx_peek(rdescs);	// its RX ring is not in the XSKMAP
+		uint32_t r = peer->rx_peek(rdescs);
+		on_peer += r;
+		if (r) {
+			Accounting a = peer->accounting();
+			bad_checks += !a.consistent || a.in_use != r;
+		}
+		peer->rx_release({rdescs.data(), r});
+		owner->refill();	// the frames the peer released go back through the owner
+	}
+	EXPECT_EQ(tx->stats_nosync().tx_completed, kFrames);
+	EXPECT_EQ(on_owner, 0u);
+	const XskStats &ps = peer->stats();
+	EXPECT_EQ(on_peer + ps.k_rx_dropped + ps.k_rx_ring_full, kFrames)
+		<< "received " << on_peer << ", dropped " << ps.k_rx_dropped << " + " << ps.k_rx_ring_full;
+	EXPECT_GT(on_peer, kFrames / 2);
+	std::printf("shared queue: %llu of %llu frames on the peer\n", static_cast<unsigned long long>(on_peer), static_cast<unsigned long long>(kFrames));
+	EXPECT_EQ(bad_checks, 0u);
+	Accounting a = owner->accounting(), b = peer->accounting();
+	EXPECT_TRUE(a.consistent);
+	EXPECT_EQ(a.in_use, 0u);
+	EXPECT_EQ(a.free + a.fill + a.rx, a.total);
+	EXPECT_EQ(b.total, a.total);
+	EXPECT_EQ(b.fill, a.fill);
+
+	// The owner gone, the peer still has the pool: its frames stay accounted for.
+	owner.reset();
+	EXPECT_EQ(peer->accounting().sockets, 1u);
+	EXPECT_TRUE(peer->accounting().consistent);
+	{
+		InNetns in(tb_->ns_b());
+		EXPECT_TRUE(prog->detach().ok());
+	}
+}
+
 } // namespace
 } // namespace xoffload::test
