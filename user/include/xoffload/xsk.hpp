@@ -86,6 +86,9 @@ struct SocketConfig {
 	BindMode mode = BindMode::automatic;
 	bool need_wakeup = true;
 	bool multi_buffer = false;	// XDP_USE_SG: frames spanning several chunks
+	// With multi_buffer: where the kernel does not know XDP_USE_SG (< 6.6),
+	// bind without it instead of failing; multi_buffer() tells which.
+	bool multi_buffer_if_supported = false;
 	bool busy_poll = false;		// SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET)
 	uint32_t busy_poll_usecs = 20;
 	uint32_t busy_poll_budget = 64;
@@ -168,6 +171,11 @@ struct RxDesc {
 	bool more;			// frame continues in the next descriptor
 };
 
+// Descriptors of the longest frame the kernel hands out: MAX_SKB_FRAGS (at
+// most 45, CONFIG_MAX_SKB_FRAGS) + 1. An rx_peek span this long never cuts a
+// frame.
+inline constexpr uint32_t kMaxRxChain = 46;
+
 // ---- socket --------------------------------------------------------------------
 
 class XskSocket {
@@ -204,8 +212,11 @@ public:
 
 	// RX: gives free frames to the fill ring; returns how many.
 	uint32_t refill() noexcept;
-	// Takes up to max descriptors off the RX ring into out (frames become
-	// in_use); call rx_release for each once done with the bytes.
+	// Takes up to out.size() descriptors off the RX ring (frames become
+	// in_use); call rx_release for each once done with the bytes. Returns
+	// whole frames only: a multi-buffer chain (more set on all but its last
+	// descriptor) that does not fit stays on the ring for the next call,
+	// unless out is too short for even one chain (see kMaxRxChain).
 	uint32_t rx_peek(std::span<RxDesc> out) noexcept;
 	void rx_release(std::span<const RxDesc> descs) noexcept;
 

@@ -507,8 +507,18 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 		else if (cfg.mode == BindMode::copy)
 			sxdp.sxdp_flags |= XDP_COPY;
 	}
-	const bool sg = !shared && cfg.multi_buffer;
-	if (int e = bind_xsk(p->fd, sxdp))
+	bool sg = !shared && cfg.multi_buffer;
+	int e = bind_xsk(p->fd, sxdp);
+	// Kernels before 6.6 refuse the unknown XDP_USE_SG flag with EINVAL
+	// before looking at anything else; a failed bind leaves the socket as it was.
+	if (e == EINVAL && sg && cfg.multi_buffer_if_supported) {
+		sxdp.sxdp_flags &= static_cast<uint16_t>(~kXdpUseSg);
+		if (!bind_xsk(p->fd, sxdp)) {
+			e = 0;
+			sg = false;
+		}
+	}
+	if (e)
 		return bind_error(dev, cfg, e);
 	p->zc = query_zero_copy(p->fd);
 	if (!shared) {
@@ -603,6 +613,15 @@ uint32_t XskSocket::rx_peek(std::span<RxDesc> out) noexcept
 		return 0;
 	uint32_t idx = 0;
 	uint32_t n = xsk_ring_cons__peek(&s.rx, static_cast<uint32_t>(out.size()), &idx);
+	// The kernel publishes a frame's descriptors together; only our limit
+	// can cut a chain. Leave the cut one on the ring, unless it is all we got.
+	uint32_t whole = n;
+	while (whole && (xsk_ring_cons__rx_desc(&s.rx, idx + whole - 1)->options & kXdpPktContd))
+		whole--;
+	if (whole && whole < n) {
+		xsk_ring_cons__cancel(&s.rx, n - whole);
+		n = whole;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const xdp_desc *d = xsk_ring_cons__rx_desc(&s.rx, idx + i);
 		bool more = (d->options & kXdpPktContd) != 0;
