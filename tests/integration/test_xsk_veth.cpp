@@ -295,9 +295,12 @@ TEST_F(XskVeth, SecondSendOnSameQueueIsRefused)
 	EXPECT_TRUE(rx.wait(10).ok());
 }
 
-// Multi-buffer TX (XDP_USE_SG): a 6000-byte frame spans two 4096-byte UMEM
-// chunks; the peer must see it whole and byte-exact, and send must count
-// frames, not chunks, on both the TX and the completion side.
+// Multi-buffer (XDP_USE_SG) at MTU 9000: a 6000-byte frame spans two 4096-byte
+// UMEM chunks. The peer's stack must see what send made whole and
+// byte-exact, and send must count frames, not chunks, on both the TX and the
+// completion side; then recv must get the same frames whole through AF_XDP
+// (frags-aware xdp_xsk, descriptor chains put back together), exact count,
+// byte-exact in its pcap.
 TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 {
 	for (const std::string &ns : {tb_->ns_a(), tb_->ns_b()}) {
@@ -317,7 +320,8 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 	EXPECT_NE(tx.out.find("\"completed\":3"), std::string::npos) << tx.out;
 	CmdResult got = cap.wait(10);
 	ASSERT_TRUE(got.ok()) << got.describe();
-	std::string want = hexdump_flat(expected_frame(Case{"mb", 6000, {}}));
+	const Bytes frame = expected_frame(Case{"mb", 6000, {}});
+	std::string want = hexdump_flat(frame);
 	size_t frames = 0;
 	for (size_t at = got.out.find(" hex "); at != std::string::npos; at = got.out.find(" hex ", at + 1)) {
 		size_t end = got.out.find('\n', at);
@@ -325,6 +329,45 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 		frames++;
 	}
 	EXPECT_EQ(frames, 3u);
+
+	// AF_XDP receive of the same frames (the MTU asks for XDP_USE_SG)
+	const unsigned n = 50;
+	const std::string pcap = tmp_ + "/mb.pcap";
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", "1", "--duration", "15", "--interval", "0",
+					    "--pcap", pcap}));
+	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b())) << "recv never attached xdp_xsk at MTU 9000";
+	tx = run_cmd(tool(tb_->ns_a(), send_args({"--size", "6000", "--count", std::to_string(n)})), kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	CmdResult r = rx.wait(20);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	std::string rxs = last_line(r.out);
+	EXPECT_NE(rxs.find("\"multi_buffer\":true"), std::string::npos) << rxs;
+	EXPECT_EQ(json_u64(rxs, "packets"), n) << rxs;
+	EXPECT_EQ(json_u64(rxs, "bytes"), uint64_t{n} * 6000) << rxs;
+	EXPECT_EQ(json_u64(rxs, "descriptors"), uint64_t{n} * 2) << "two chunks per frame: " << rxs;
+	EXPECT_EQ(json_u64(rxs, "redirected"), n) << rxs;
+	EXPECT_EQ(json_u64(rxs, "rx_dropped"), 0u) << rxs;
+	EXPECT_NE(rxs.find("\"consistent\":true"), std::string::npos) << rxs;
+	auto got_frames = pcap_read_all(pcap);
+	ASSERT_TRUE(got_frames.ok()) << got_frames.error().msg;
+	ASSERT_EQ(got_frames->size(), n);
+	size_t bad = 0;
+	for (const auto &f : *got_frames)
+		bad += f != frame;
+	EXPECT_EQ(bad, 0u) << "first frame (" << (*got_frames)[0].size() << " bytes):\n" << hexdump((*got_frames)[0]);
+
+	// Negative: without XDP_USE_SG every such frame is dropped by the kernel, counted.
+	BackgroundCmd rx_off(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--multi-buffer", "off", "--duration", "3",
+						"--interval", "0"}));
+	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b()));
+	tx = run_cmd(tool(tb_->ns_a(), send_args({"--size", "6000", "--count", "5"})), kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	r = rx_off.wait(10);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	rxs = last_line(r.out);
+	EXPECT_NE(rxs.find("\"multi_buffer\":false"), std::string::npos) << rxs;
+	EXPECT_EQ(json_u64(rxs, "packets"), 0u) << rxs;
+	EXPECT_EQ(json_u64(rxs, "rx_dropped"), 5u) << rxs;
 }
 
 TEST_F(XskVeth, UsageErrors)

@@ -58,6 +58,7 @@ struct XskOpts {
 	uint16_t mss = 0;		// 0: from a 1500-byte MTU
 	// recv
 	std::string xdp_mode = "native";
+	std::string multi_buffer = "auto";	// XDP_USE_SG: auto (when the MTU needs it), on, off
 	std::optional<uint16_t> filter_port;
 	std::optional<uint16_t> filter_vlan;
 	std::optional<double> idle;
@@ -70,19 +71,39 @@ double now_s()
 	return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-Result<std::array<uint8_t, 6>> if_mac(const std::string &ifname)
+// One SIOCGIF* request on ifname.
+Status if_ioctl(const std::string &ifname, unsigned long req, ifreq &ifr, const char *what)
 {
 	UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
 	if (!fd.valid())
 		return errno_error("socket", errno);
-	ifreq ifr{};
 	std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
-	if (::ioctl(fd.get(), SIOCGIFHWADDR, &ifr))
-		return errno_error("read the MAC address of " + ifname, errno);
+	if (::ioctl(fd.get(), req, &ifr))
+		return errno_error(std::string("read the ") + what + " of " + ifname, errno);
+	return ok();
+}
+
+Result<std::array<uint8_t, 6>> if_mac(const std::string &ifname)
+{
+	ifreq ifr{};
+	if (auto s = if_ioctl(ifname, SIOCGIFHWADDR, ifr, "MAC address"); !s)
+		return s.error();
 	std::array<uint8_t, 6> m{};
 	std::memcpy(m.data(), ifr.ifr_hwaddr.sa_data, 6);
 	return m;
 }
+
+Result<uint32_t> if_mtu(const std::string &ifname)
+{
+	ifreq ifr{};
+	if (auto s = if_ioctl(ifname, SIOCGIFMTU, ifr, "MTU"); !s)
+		return s.error();
+	return static_cast<uint32_t>(ifr.ifr_mtu);
+}
+
+// Bytes of a received frame one UMEM chunk holds: the kernel keeps
+// XDP_PACKET_HEADROOM in front of the data (copy and zero-copy mode alike).
+constexpr uint32_t kXdpPacketHeadroom = 256;
 
 // Sockets of one command, with what the summary reports.
 struct Engine {
@@ -90,9 +111,11 @@ struct Engine {
 	std::vector<XskSocket> socks;
 	std::string mode;		// "copy" / "zero-copy"
 	std::string md;			// tx-metadata state
+	bool sg = false;		// bound with XDP_USE_SG
 };
 
-Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx)
+// rx_sg: bind the RX sockets with XDP_USE_SG where the kernel has it.
+Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx, bool rx_sg = false)
 {
 	auto bm = xsk::parse_bind_mode(o.xsk_mode);
 	if (!bm)
@@ -126,7 +149,8 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx
 		sc.mode = *bm;
 		sc.need_wakeup = !o.no_need_wakeup;
 		sc.busy_poll = o.busy_poll;
-		sc.multi_buffer = tx && o.size + e.umem->tx_metadata_len() > o.frame_size;
+		sc.multi_buffer = (tx && o.size + e.umem->tx_metadata_len() > o.frame_size) || (rx && rx_sg);
+		sc.multi_buffer_if_supported = rx && o.multi_buffer == "auto";
 		auto s = XskSocket::create(*e.umem, dev, sc);
 		if (!s)
 			return s.error();
@@ -134,6 +158,7 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx
 	}
 	e.mode = e.socks.front().zero_copy() ? "zero-copy" : "copy";
 	e.md = !tx ? "n/a" : e.umem->tx_metadata() ? "enabled" : "unsupported";
+	e.sg = e.socks.front().multi_buffer();
 	return e;
 }
 
@@ -142,6 +167,7 @@ struct Totals {
 	uint64_t ring_full = 0, kick_busy = 0, kick_errors = 0, wakeups = 0;
 	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
 	uint64_t submitted = 0, completed = 0;
+	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
 };
 
 Totals sum(Engine &e, bool rx)
@@ -151,6 +177,7 @@ Totals sum(Engine &e, bool rx)
 		const auto &st = s.stats();
 		t.packets += rx ? st.rx_packets : st.tx_completed;
 		t.bytes += rx ? st.rx_bytes : 0;
+		t.descs += st.rx_descs;
 		t.submitted += st.tx_packets;
 		t.completed += st.tx_completed;
 		t.ring_full += rx ? st.fill_ring_full : st.tx_ring_full;
@@ -230,12 +257,14 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 	if (g.json) {
 		Json j;
 		j.begin_object().kv("type", "summary").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
-			.kv("queues", queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md)
+			.kv("queues", queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md).kv("multi_buffer", e.sg)
 			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
 			.kv("gbps", gbps).kv("ring_full", t.ring_full).kv("wakeups", t.wakeups)
 			.kv("interrupted", interrupted);
 		if (!rx)
 			j.kv("submitted", t.submitted).kv("completed", t.completed);
+		else
+			j.kv("descriptors", t.descs);
 		j.begin_object("drops").kv("rx_dropped", t.k_rx_dropped).kv("rx_ring_full", t.k_rx_ring_full)
 			.kv("fill_ring_empty", t.k_fill_empty).kv("rx_invalid", t.k_rx_invalid)
 			.kv("tx_invalid", t.k_tx_invalid).kv("kick_busy", t.kick_busy).kv("kick_errors", t.kick_errors)
@@ -253,17 +282,17 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 		return;
 	}
 	std::printf("%s %s summary: %" PRIu64 " packets %" PRIu64 " bytes in %.3f s = %.0f pps %.3f Gbps, "
-		    "queues %s, %s mode, tx-metadata %s%s\n",
+		    "queues %s, %s mode, tx-metadata %s, multi-buffer %s%s\n",
 		    dev.name.c_str(), rx ? "rx" : "tx", t.packets, t.bytes, secs, pps, gbps, queue_list(e).c_str(),
-		    e.mode.c_str(), e.md.c_str(), interrupted ? " (interrupted)" : "");
+		    e.mode.c_str(), e.md.c_str(), e.sg ? "on" : "off", interrupted ? " (interrupted)" : "");
 	if (!rx)
 		std::printf("  submitted %" PRIu64 " completed %" PRIu64 " ring-full %" PRIu64 " kick-busy %" PRIu64
 			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "\n",
 			    t.submitted, t.completed, t.ring_full, t.kick_busy, t.kick_errors, t.k_tx_invalid);
 	else
-		std::printf("  drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64 " fill-empty %" PRIu64
-			    " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
-			    t.k_rx_dropped, t.k_rx_ring_full, t.k_fill_empty, t.k_rx_invalid, t.ring_full);
+		std::printf("  %" PRIu64 " descriptors; drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64
+			    " fill-empty %" PRIu64 " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
+			    t.descs, t.k_rx_dropped, t.k_rx_ring_full, t.k_fill_empty, t.k_rx_invalid, t.ring_full);
 	if (xc) {
 		std::printf("  xdp_xsk:");
 		for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
@@ -688,13 +717,25 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		return xm.error();
 	if (o.filter_vlan && *o.filter_vlan > 4094)
 		return usage_error("--filter-vlan must be 0..4094");
+	if (o.multi_buffer != "auto" && o.multi_buffer != "on" && o.multi_buffer != "off")
+		return usage_error("--multi-buffer must be auto, on or off");
 	if (auto s = prepare(g); !s)
 		return s;
 	auto dev = netdev_lookup(o.ifname);
 	if (!dev)
 		return dev.error();
+	// XDP_USE_SG where frames can outgrow a chunk: asked for needlessly, it
+	// would make the kernel fall back to copy mode on a zero-copy driver
+	// without multi-buffer support (xp_assign_dev)
+	bool sg = o.multi_buffer == "on";
+	if (o.multi_buffer == "auto") {
+		auto mtu = if_mtu(dev->name);
+		if (!mtu)
+			return mtu.error();
+		sg = *mtu + 14 + 8 > o.frame_size - kXdpPacketHeadroom;	// Ethernet + two tags
+	}
 	// Sockets first: a queue in use fails here, before any program is attached.
-	auto eng = make_engine(*dev, o, true, false);
+	auto eng = make_engine(*dev, o, true, false, sg);
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
@@ -717,17 +758,18 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	for (auto &s : e.socks)
 		s.refill();
 	if (!g.json)
-		std::fprintf(stderr, "receiving on %s queues %s (%s mode, xdp_xsk prog id %u %s)\n",
-			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), prog->prog_id(),
-			     to_string(*xm));
+		std::fprintf(stderr, "receiving on %s queues %s (%s mode, multi-buffer %s, xdp_xsk prog id %u %s)\n",
+			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.sg ? "on" : "off",
+			     prog->prog_id(), to_string(*xm));
 
 	install_stop_handler();
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
-	std::vector<xsk::RxDesc> descs(o.batch);
+	// room for the longest descriptor chain: rx_peek then returns whole frames
+	std::vector<xsk::RxDesc> descs(std::max(o.batch, xsk::kMaxRxChain));
 	std::vector<pollfd> pfds;
 	for (auto &s : e.socks)
 		pfds.push_back(pollfd{s.fd(), POLLIN, 0});
-	std::vector<std::span<const std::byte>> pieces(64);
+	std::vector<std::span<const std::byte>> pieces(xsk::kMaxRxChain);
 	size_t npieces = 0;
 	uint64_t got = 0;
 	const double t0 = now_s();
@@ -860,6 +902,9 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	r->add_option("--filter-udp-port", ro->filter_port, "Only redirect UDP to this destination port");
 	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)");
 	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame");
+	r->add_option("--multi-buffer", ro->multi_buffer,
+		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")
+		->capture_default_str();
 	r->callback([&g, &rc, ro] {
 		if (auto st = run_recv(g, *ro); !st)
 			rc = report(st.error());
