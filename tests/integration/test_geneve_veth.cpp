@@ -22,12 +22,14 @@
 #include <xdp/xsk.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "geneve_frames.hpp"
+#include "gso_check.hpp"
 #include "testbed.hpp"
 #include "xoffload/abi_check.hpp"
 #include "xoffload/fd.hpp"
@@ -90,15 +92,70 @@ protected:
 		}
 	}
 
-	CmdResult tool(std::vector<std::string> args, bool json = false)
+	std::vector<std::string> tool_argv(const std::string &ns, const std::vector<std::string> &args, bool json) const
 	{
 		std::vector<std::string> argv{tool_};
 		if (json)
 			argv.push_back("--json");
-		argv.insert(argv.end(), {"-n", tb_->ns_b()});
+		argv.insert(argv.end(), {"-n", ns});
 		argv.insert(argv.end(), args.begin(), args.end());
+		return argv;
+	}
+	CmdResult tool(std::vector<std::string> args, bool json = false)
+	{
+		auto argv = tool_argv(tb_->ns_b(), args, json);
 		last_ = join_cmd(argv);
 		return run_cmd(argv, kCmdTimeout);
+	}
+	// offload-tool send from A (A's MAC to B's, inner 10.250.0.1 -> .2,
+	// UDP kPortA -> kPortB unless extra says otherwise); the JSON summary.
+	std::string send_a(std::vector<std::string> extra)
+	{
+		std::vector<std::string> args{"send", tb_->if_a(), "--dst-mac", "02:00:00:00:00:0b", "--src-ip",
+					      "10.250.0.1", "--dst-ip", "10.250.0.2", "--interval", "0"};
+		args.insert(args.end(), extra.begin(), extra.end());
+		auto argv = tool_argv(tb_->ns_a(), args, true);
+		CmdResult r = run_cmd(argv, kCmdTimeout);
+		EXPECT_TRUE(r.ok()) << join_cmd(argv) << ": " << r.describe();
+		return r.out;
+	}
+	// Every frame from A's MAC that B's wire sees while fn runs, until
+	// count arrived (xo-pkt capture, AF_PACKET, nothing attached on B).
+	std::vector<Bytes> capture_b(unsigned count, const std::function<void()> &fn)
+	{
+		const std::string pkt = env_or_empty("XO_PKT");
+		EXPECT_FALSE(pkt.empty()) << "XO_PKT must be set (run through ctest)";
+		char tmpl[] = "/tmp/xo-gnv-XXXXXX";
+		EXPECT_NE(mkdtemp(tmpl), nullptr);
+		const std::string ready = std::string(tmpl) + "/ready";
+		// B answers Geneve to a port nobody listens on with ICMP; a
+		// permanent neighbour entry keeps that from making A send ARP replies
+		CmdResult ne = run_cmd({"ip", "-n", tb_->ns_b(), "neigh", "replace", "10.250.0.1", "lladdr",
+					"02:00:00:00:00:0a", "nud", "permanent", "dev", tb_->if_b()},
+				       10);
+		EXPECT_TRUE(ne.ok()) << ne.describe();
+		std::vector<Bytes> frames;
+		{
+			BackgroundCmd cap({pkt, "-n", tb_->ns_b(), "capture", tb_->if_b(), "--count", std::to_string(count),
+					   "--timeout", "10", "--hex", "--src-mac", "02:00:00:00:00:0a", "--ready-file",
+					   ready});
+			for (int i = 0; i < 100 && access(ready.c_str(), F_OK); i++)
+				usleep(50000);
+			fn();
+			CmdResult got = cap.wait(15);
+			EXPECT_TRUE(got.ok()) << "capture: " << got.describe();
+			for (size_t at = got.out.find(" hex "); at != std::string::npos;
+			     at = got.out.find(" hex ", at + 1)) {
+				size_t end = got.out.find('\n', at);
+				std::string h = got.out.substr(at + 5, end - at - 5);
+				Bytes f;
+				for (size_t i = 0; i + 1 < h.size(); i += 2)
+					f.push_back(static_cast<uint8_t>(std::stoul(h.substr(i, 2), nullptr, 16)));
+				frames.push_back(std::move(f));
+			}
+		}
+		(void)run_cmd({"rm", "-rf", tmpl}, 10);
+		return frames;
 	}
 	bool tool_ok(std::vector<std::string> args)
 	{
@@ -272,6 +329,235 @@ TEST_F(GeneveVeth, CpuSteeringDeliversEveryFrameOnce)
 	CmdResult st = tool({"geneve", "stats", ifb}, true);
 	EXPECT_EQ(counter(st.out, "500", "redirected"), n) << st.out;
 	EXPECT_EQ(counter(st.out, "500", "no-target"), 0u) << st.out;
+}
+
+// ---- send --geneve-vni: Geneve by the segmentation engine ------------------
+
+// Outer headers of a captured Geneve frame, as far as the tests look.
+struct OuterView {
+	std::string error;		// empty: parsed
+	std::vector<uint16_t> tags;	// outer TCIs
+	bool ipv6 = false;
+	Bytes src_ip, dst_ip;
+	uint16_t udp_sport = 0, udp_dport = 0;
+	bool udp_csum_present = false, udp_csum_ok = false;
+	uint32_t vni = 0;
+	Bytes inner;
+};
+
+OuterView parse_outer(const Bytes &f)
+{
+	using xo_test::be16;
+	OuterView v;
+	size_t off = 12;
+	while (off + 4 <= f.size() && (be16(&f[off]) == 0x8100 || be16(&f[off]) == 0x88a8)) {
+		v.tags.push_back(be16(&f[off + 2]));
+		off += 4;
+	}
+	if (off + 2 > f.size())
+		return v.error = "short L2", v;
+	uint16_t type = be16(&f[off]);
+	off += 2;
+	size_t ip = off, l4;
+	if (type == kEthIPv4 && off + 20 <= f.size()) {
+		if (f[ip + 9] != 17 || be16(&f[ip + 2]) != f.size() - ip)
+			return v.error = "outer IPv4 not UDP or length lies", v;
+		v.src_ip.assign(f.begin() + ip + 12, f.begin() + ip + 16);
+		v.dst_ip.assign(f.begin() + ip + 16, f.begin() + ip + 20);
+		l4 = ip + 20;
+	} else if (type == kEthIPv6 && off + 40 <= f.size()) {
+		v.ipv6 = true;
+		if (f[ip + 6] != 17 || be16(&f[ip + 4]) != f.size() - ip - 40)
+			return v.error = "outer IPv6 not UDP or length lies", v;
+		v.src_ip.assign(f.begin() + ip + 8, f.begin() + ip + 24);
+		v.dst_ip.assign(f.begin() + ip + 24, f.begin() + ip + 40);
+		l4 = ip + 40;
+	} else {
+		return v.error = "outer not IP", v;
+	}
+	if (l4 + 16 > f.size() || be16(&f[l4 + 4]) != f.size() - l4)
+		return v.error = "outer UDP length", v;
+	v.udp_sport = be16(&f[l4]);
+	v.udp_dport = be16(&f[l4 + 2]);
+	v.udp_csum_present = be16(&f[l4 + 6]) != 0;
+	xo_test::FrameView fv;
+	fv.ipv6 = v.ipv6;
+	fv.l3 = ip;
+	v.udp_csum_ok = xo_test::csum_ok(xo_test::pseudo(f.data(), fv, 17, f.size() - l4) +
+					 xo_test::sum_bytes(&f[l4], f.size() - l4));
+	const uint8_t *g = &f[l4 + 8];
+	if ((g[0] >> 6) != 0 || (g[0] & 63) != 0 || be16(g + 2) != kEthTeb)
+		return v.error = "Geneve version, options or protocol", v;
+	v.vni = uint32_t{g[4]} << 16 | uint32_t{g[5]} << 8 | g[6];
+	v.inner.assign(f.begin() + l4 + 16, f.end());
+	return v;
+}
+
+Bytes ip_bytes(const char *s)
+{
+	Bytes b(strchr(s, ':') ? 16 : 4);
+	EXPECT_EQ(inet_pton(b.size() == 16 ? AF_INET6 : AF_INET, s, b.data()), 1) << s;
+	return b;
+}
+
+// send --geneve-vni: on B's wire, exactly the frames send completed, each
+// with the VNI, the outer UDP port and addresses asked for, the outer
+// checksum present (and right) only with --geneve-csum, the tag on the
+// outer frame, and the inner frame byte for byte what send makes without
+// Geneve (its L4 checksum also when TX metadata completes it).
+TEST_F(GeneveVeth, SendWrapsEveryFrameInGeneve)
+{
+	struct Case {
+		const char *name;
+		const char *outer_src, *outer_dst;
+		std::string port;		// "" = default
+		bool csum, tcp, tx_csum;
+		unsigned size;			// inner frame
+		std::optional<uint16_t> vid;
+	};
+	const Case cases[] = {
+		{"IPv4 outer, default port", "10.250.0.1", "10.250.0.2", "", false, false, false, 300, {}},
+		{"IPv6 outer, port 7000, outer checksum, TCP, outer tag", "2001:db8::1", "2001:db8::2", "7000", true,
+		 true, false, 200, 10},
+		{"outer checksum over an inner checksum by TX metadata", "192.0.2.1", "192.0.2.2", "6081", true, false,
+		 true, 1400, {}},
+	};
+	constexpr unsigned n = 25;
+	const uint32_t vni = 0xabcdef;
+	for (const Case &c : cases) {
+		SCOPED_TRACE(c.name);
+		std::vector<std::string> args{"--count", std::to_string(n), "--size", std::to_string(c.size),
+					      "--geneve-vni", std::to_string(vni), "--outer-src-ip", c.outer_src,
+					      "--outer-dst-ip", c.outer_dst};
+		if (!c.port.empty())
+			args.insert(args.end(), {"--geneve-port", c.port});
+		if (c.csum)
+			args.push_back("--geneve-csum");
+		if (c.tcp)
+			args.insert(args.end(), {"--proto", "tcp"});
+		if (c.tx_csum)
+			args.push_back("--tx-csum");
+		if (c.vid)
+			args.insert(args.end(), {"--vlan", std::to_string(*c.vid)});
+		std::string summary;
+		auto frames = capture_b(n, [&] { summary = send_a(args); });
+		EXPECT_NE(summary.find("\"completed\":" + std::to_string(n) + ","), std::string::npos) << summary;
+		ASSERT_EQ(frames.size(), n);
+
+		Bytes want_inner = c.tcp ? PacketBuilder().eth(kMacB, kMacA).ipv4(kTbIpA, kTbIpB).tcp(kPortA, kPortB)
+						  .payload(c.size - 54).build()
+					 : PacketBuilder().eth(kMacB, kMacA).ipv4(kTbIpA, kTbIpB).udp(kPortA, kPortB)
+						  .payload(c.size - 42).build();
+		const uint16_t port = c.port.empty() ? 6081 : static_cast<uint16_t>(std::stoul(c.port));
+		for (unsigned i = 0; i < n; i++) {
+			const Bytes &f = frames[i];
+			SCOPED_TRACE("frame " + std::to_string(i));
+			EXPECT_TRUE(std::equal(kMacB.begin(), kMacB.end(), f.begin())) << "outer destination MAC";
+			EXPECT_TRUE(std::equal(kMacA.begin(), kMacA.end(), f.begin() + 6)) << "outer source MAC";
+			OuterView v = parse_outer(f);
+			ASSERT_EQ(v.error, "") << hexdump(f);
+			EXPECT_EQ(v.vni, vni);
+			EXPECT_EQ(v.udp_dport, port);
+			EXPECT_GE(v.udp_sport, 49152) << "outer source port from the inner flow";
+			EXPECT_EQ(v.ipv6, std::strchr(c.outer_src, ':') != nullptr);
+			EXPECT_EQ(v.src_ip, ip_bytes(c.outer_src));
+			EXPECT_EQ(v.dst_ip, ip_bytes(c.outer_dst));
+			EXPECT_EQ(v.udp_csum_present, c.csum) << "outer UDP checksum present";
+			if (c.csum)
+				EXPECT_TRUE(v.udp_csum_ok) << "outer UDP checksum";
+			EXPECT_EQ(v.tags, c.vid ? std::vector<uint16_t>{*c.vid} : std::vector<uint16_t>{});
+			EXPECT_EQ(v.inner, want_inner) << "inner frame:\n" << hexdump(v.inner) << "want:\n" << hexdump(want_inner);
+		}
+	}
+}
+
+// send --gso tso --geneve-vni: every super-packet becomes its segments, each
+// in its own Geneve frame, and the independent GSO checker (outer and inner
+// headers, checksums, sequence numbers, flags, IPv4 IDs, reassembled payload)
+// accepts every super-packet's frames as they were on the wire.
+TEST_F(GeneveVeth, SendTsoSegmentsEachSuperPacketIntoGeneveFrames)
+{
+	constexpr unsigned supers = 4, size = 5000, mss = 1000;
+	constexpr unsigned nseg = (size - 54 + mss - 1) / mss;
+	std::string summary;
+	auto frames = capture_b(supers * nseg, [&] {
+		summary = send_a({"--gso", "tso", "--proto", "tcp", "--size", std::to_string(size), "--mss",
+				  std::to_string(mss), "--count", std::to_string(supers), "--geneve-vni", "77",
+				  "--geneve-csum", "--outer-src-ip", "10.250.0.1", "--outer-dst-ip", "10.250.0.2"});
+	});
+	EXPECT_NE(summary.find("\"completed\":" + std::to_string(supers * nseg) + ","), std::string::npos) << summary;
+	ASSERT_EQ(frames.size(), supers * nseg);
+
+	const Bytes super =
+		PacketBuilder().eth(kMacB, kMacA).ipv4(kTbIpA, kTbIpB).tcp(kPortA, kPortB).payload(size - 54).build();
+	GeneveEncap g;
+	g.vni = 77;
+	g.udp_csum = true;
+	GsoRequest req;
+	req.type = GsoType::tso4;
+	req.mss = mss;
+	req.geneve = &g;
+	for (unsigned k = 0; k < supers; k++) {
+		std::vector<GsoFrame> out(nseg);
+		for (unsigned i = 0; i < nseg; i++) {
+			Bytes &f = frames[k * nseg + i];
+			out[i] = GsoFrame{reinterpret_cast<std::byte *>(f.data()), static_cast<uint32_t>(f.size()),
+					  static_cast<uint32_t>(f.size())};
+			OuterView v = parse_outer(f);
+			EXPECT_EQ(v.vni, 77u) << "super-packet " << k << " segment " << i;
+		}
+		EXPECT_EQ(xo_test::check(super, req, out, static_cast<int>(nseg)), "") << "super-packet " << k;
+	}
+}
+
+// End to end: with xdp_geneve decapsulating the VNI on B, what send wraps
+// in Geneve reaches a UDP socket on B as the inner datagrams, payload
+// intact, each once; with --gso uso every segment is one datagram.
+TEST_F(GeneveVeth, SendGeneveIsDecappedToTheInnerSocket)
+{
+	UniqueFd rx = listen_b();
+	ASSERT_TRUE(rx.valid());
+	const std::string &ifb = tb_->if_b();
+	ASSERT_TRUE(tool_ok({"attach", ifb, "geneve"}));
+	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "100", "--action", "decap"}));
+	const std::vector<std::string> gnv{"--geneve-vni", "100", "--outer-src-ip", "10.250.0.1", "--outer-dst-ip",
+					   "10.250.0.2", "--dst-port", std::to_string(kInnerPort)};
+	auto with = [&](std::vector<std::string> v) {
+		v.insert(v.end(), gnv.begin(), gnv.end());
+		return v;
+	};
+	// negative first: port not registered, nothing decapped
+	send_a(with({"--count", "5", "--size", "200"}));
+	EXPECT_TRUE(drain(rx.get(), 300).empty()) << "inner datagrams arrived without a registered port";
+
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
+	constexpr unsigned n = 30, size = 200;
+	std::string s = send_a(with({"--count", std::to_string(n), "--size", std::to_string(size)}));
+	EXPECT_NE(s.find("\"completed\":" + std::to_string(n) + ","), std::string::npos) << s;
+	auto got = drain(rx.get(), 500);
+	ASSERT_EQ(got.size(), n);
+	std::string want(size - 42, '\0');
+	for (size_t i = 0; i < want.size(); i++)
+		want[i] = static_cast<char>(i);
+	for (unsigned i = 0; i < n; i++)
+		EXPECT_EQ(got[i], want) << "datagram " << i;
+
+	// USO inside Geneve: 3 super-packets of 4000 payload bytes, mss 1000
+	constexpr unsigned supers = 3, uso_size = 4042, mss = 1000;
+	s = send_a(with({"--gso", "uso", "--count", std::to_string(supers), "--size", std::to_string(uso_size),
+			 "--mss", std::to_string(mss)}));
+	got = drain(rx.get(), 500);
+	ASSERT_EQ(got.size(), supers * 4);
+	for (unsigned i = 0; i < got.size(); i++) {
+		std::string slice(mss, '\0');
+		for (unsigned j = 0; j < mss; j++)
+			slice[j] = static_cast<char>((i % 4) * mss + j);
+		EXPECT_EQ(got[i], slice) << "segment " << i;
+	}
+
+	CmdResult st = tool({"geneve", "stats", ifb}, true);
+	EXPECT_EQ(counter(st.out, "100", "decapped"), n + supers * 4) << st.out;
+	EXPECT_EQ(counter(st.out, "", "dropped-malformed"), 0u) << st.out;
 }
 
 // ---- xsk: N AF_XDP sockets on one queue sharing one UMEM ------------------

@@ -380,10 +380,44 @@ TEST_F(XskVeth, UsageErrors)
 		{"send", tb_->if_a(), "--dst-mac", "02:00:00:00:00:0b", "--src-ip", "198.18.0.1", "--dst-ip", "2001:db8::1"},
 		{"recv", tb_->if_b(), "--xdp-mode", "hw"},
 		{"recv", "no-such-if0"},
+		{"recv", tb_->if_b(), "--multi-buffer", "maybe"},
 	};
 	for (const auto &args : bad) {
 		CmdResult r = run_cmd(tool(tb_->ns_b(), args), kTimeout);
 		EXPECT_EQ(r.exit_code, 2) << join_cmd(args) << ": " << r.describe();
+		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << join_cmd(args) << ": " << r.err;
+	}
+	// send --geneve-vni: VNI in 24 bits, port 1..65535, tunnel endpoints given
+	// and of one family, frames that fit. Run where the interface exists (and
+	// bounded by --count), so each is refused for the reason given.
+	const std::vector<std::string> ends{"--outer-src-ip", "10.0.0.1", "--outer-dst-ip", "10.0.0.2"};
+	auto gnv = [&](std::vector<std::string> v, bool with_ends = true) {
+		if (with_ends)
+			v.insert(v.end(), ends.begin(), ends.end());
+		v.insert(v.end(), {"--count", "1"});
+		return send_args(v);
+	};
+	const std::vector<std::pair<std::vector<std::string>, const char *>> bad_geneve = {
+		{gnv({"--geneve-vni", "16777216"}), "outside 0..16777215"},
+		{gnv({"--geneve-vni", "-1"}), "--geneve-vni"},
+		{gnv({"--geneve-vni", "x7"}), "invalid VNI"},
+		{gnv({"--geneve-vni", "7", "--geneve-port", "0"}), "--geneve-port: UDP port 0 outside 1..65535"},
+		{gnv({"--geneve-vni", "7", "--geneve-port", "65536"}), "outside 1..65535"},
+		{gnv({"--geneve-vni", "7"}, false), "needs --outer-src-ip and --outer-dst-ip"},
+		{gnv({"--geneve-vni", "7", "--outer-src-ip", "10.0.0.1", "--outer-dst-ip", "2001:db8::2"}, false),
+		 "must both be IPv4 or both IPv6"},
+		{gnv({"--geneve-port", "6081"}, false), "need --geneve-vni"},
+		{gnv({"--geneve-csum"}, false), "need --geneve-vni"},
+		{gnv({"--geneve-vni", "7", "--size", "65500"}), "too large for Geneve"},
+		{gnv({"--geneve-vni", "7", "--outer-dst-mac", "02:00"}), "MAC"},
+		// a segment of mss 4000 and its headers does not fit a 4096-byte UMEM frame
+		{gnv({"--geneve-vni", "7", "--gso", "uso", "--size", "9000", "--mss", "4000"}), "UMEM frames hold"},
+	};
+	for (const auto &[args, why] : bad_geneve) {
+		CmdResult r = run_cmd(tool(tb_->ns_a(), args), kTimeout);
+		EXPECT_EQ(r.exit_code, 2) << join_cmd(args) << ": " << r.describe();
+		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << join_cmd(args) << ": " << r.err;
+		EXPECT_NE(r.err.find(why), std::string::npos) << join_cmd(args) << ": " << r.err;
 	}
 }
 

@@ -20,6 +20,7 @@
 #include "xoffload/pcap.hpp"
 #include "xoffload/traffic.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/geneve.hpp"
 #include "xoffload/gso.hpp"
 #include "xoffload/xsk.hpp"
 #include "xoffload/xsk_prog.hpp"
@@ -56,6 +57,11 @@ struct XskOpts {
 	std::string gso;		// tso | uso | ufo: --size is a super-packet, segmented per send
 	bool sw_csum = false;		// --gso: never leave the checksum to the queue
 	uint16_t mss = 0;		// 0: from a 1500-byte MTU
+	// send --geneve-vni: every frame in Geneve (RFC 8926) by the GSO engine
+	std::string geneve_vni;
+	std::optional<std::string> geneve_port;	// default 6081
+	std::string outer_src_ip, outer_dst_ip, outer_src_mac, outer_dst_mac;
+	bool geneve_csum = false;
 	// recv
 	std::string xdp_mode = "native";
 	std::string multi_buffer = "auto";	// XDP_USE_SG: auto (when the MTU needs it), on, off
@@ -114,9 +120,16 @@ struct Engine {
 	bool sg = false;		// bound with XDP_USE_SG
 };
 
-// rx_sg: bind the RX sockets with XDP_USE_SG where the kernel has it.
-Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx, bool rx_sg = false)
+// What the sockets of a command are for.
+struct EngineUse {
+	bool rx = false, tx = false;
+	bool rx_sg = false;		// bind with XDP_USE_SG where the kernel has it
+	uint32_t tx_frame = 0;		// bytes of the largest frame sent whole (0: each fits a chunk)
+};
+
+Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse &use)
 {
+	const bool rx = use.rx, tx = use.tx;
 	auto bm = xsk::parse_bind_mode(o.xsk_mode);
 	if (!bm)
 		return bm.error();
@@ -149,7 +162,7 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx
 		sc.mode = *bm;
 		sc.need_wakeup = !o.no_need_wakeup;
 		sc.busy_poll = o.busy_poll;
-		sc.multi_buffer = (tx && o.size + e.umem->tx_metadata_len() > o.frame_size) || (rx && rx_sg);
+		sc.multi_buffer = (tx && use.tx_frame + e.umem->tx_metadata_len() > o.frame_size) || (rx && use.rx_sg);
 		sc.multi_buffer_if_supported = rx && o.multi_buffer == "auto";
 		auto s = XskSocket::create(*e.umem, dev, sc);
 		if (!s)
@@ -442,11 +455,24 @@ Status send_gso_loop(const Globals &g, const Netdev &dev, Engine &e, const XskOp
 	if (o.ring_size < static_cast<uint32_t>(nseg))
 		return usage_error("--ring-size " + std::to_string(o.ring_size) + " below the " + std::to_string(nseg) +
 				   " segments of one super-packet");
+	{
+		// one dry run into chunk-sized buffers: a segment that cannot fit
+		// (--mss, Geneve headers) is a usage error, not a failure mid-send
+		std::vector<std::byte> scratch(static_cast<size_t>(nseg) * cap);
+		for (int i = 0; i < nseg; i++)
+			frames[i] = GsoFrame{scratch.data() + static_cast<size_t>(i) * cap, cap};
+		if (gso_segment(input, req, frames, &why) != nseg)
+			return usage_error(std::string("--gso ") + o.gso + ": " + to_string(why) + " (UMEM frames hold " +
+					   std::to_string(cap) + " bytes)");
+	}
 	if (!g.json)
-		std::fprintf(stderr, "sending %s super-packets of %zu bytes as %d segments (mss %u) on %s queues %s "
+		std::fprintf(stderr, "sending %s super-packets of %zu bytes as %d segments (mss %u)%s on %s queues %s "
 				     "(%s mode, tx-metadata %s, checksum %s)\n",
-			     to_string(req.type), super.bytes.size(), nseg, req.mss, dev.name.c_str(),
-			     queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
+			     to_string(req.type), super.bytes.size(), nseg, req.mss,
+			     req.geneve ? (" in Geneve VNI " + std::to_string(req.geneve->vni) + " port " +
+					   std::to_string(req.geneve->dst_port)).c_str()
+					: "",
+			     dev.name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
 			     req.csum == CsumMode::tx_metadata ? "by TX metadata" : "in software, during the copy");
 
 	SendPacer pacer(g, dev, e, o);
@@ -510,6 +536,102 @@ Status send_gso_loop(const Globals &g, const Netdev &dev, Engine &e, const XskOp
 	return pacer.finish(bytes, pcap);
 }
 
+// Bytes Geneve adds in front of an inner frame (outer tags aside): outer
+// Ethernet, IPv4/IPv6, UDP and the Geneve header. Also what the inner IP
+// packet loses of the MTU (its own Ethernet header now counts), so what the
+// default mss gives up.
+uint32_t geneve_overhead(const GeneveEncap &g)
+{
+	return 14 + (g.ipv6 ? 40 : 20) + 8 + 8;
+}
+
+// The --geneve-* and --outer-* options (nullopt without --geneve-vni), all
+// checked here; the outer source MAC, when not given, is the interface's and
+// set later.
+Result<std::optional<GeneveEncap>> parse_geneve_send(const XskOpts &o)
+{
+	if (o.geneve_vni.empty()) {
+		if (o.geneve_port || !o.outer_src_ip.empty() || !o.outer_dst_ip.empty() || !o.outer_src_mac.empty() ||
+		    !o.outer_dst_mac.empty() || o.geneve_csum)
+			return usage_error("--geneve-port, --geneve-csum and --outer-* need --geneve-vni");
+		return std::optional<GeneveEncap>();
+	}
+	GeneveEncap g;
+	auto vni = parse_vni(o.geneve_vni);
+	if (!vni)
+		return usage_error("--geneve-vni: " + vni.error().msg);
+	g.vni = *vni;
+	if (o.geneve_port) {
+		auto port = parse_geneve_port(*o.geneve_port);
+		if (!port)
+			return usage_error("--geneve-port: " + port.error().msg);
+		g.dst_port = *port;
+	}
+	if (o.outer_src_ip.empty() || o.outer_dst_ip.empty())
+		return usage_error("--geneve-vni needs --outer-src-ip and --outer-dst-ip (the tunnel endpoints)");
+	bool v6a = false, v6b = false;
+	if (auto s = parse_ip(o.outer_src_ip, g.src_ip, &v6a); !s)
+		return s.error();
+	if (auto s = parse_ip(o.outer_dst_ip, g.dst_ip, &v6b); !s)
+		return s.error();
+	if (v6a != v6b)
+		return usage_error("--outer-src-ip and --outer-dst-ip must both be IPv4 or both IPv6");
+	g.ipv6 = v6a;
+	auto dmac = parse_mac(o.outer_dst_mac.empty() ? o.dst_mac : o.outer_dst_mac);
+	if (!dmac)
+		return dmac.error();
+	g.dst_mac.b = *dmac;
+	if (!o.outer_src_mac.empty()) {
+		auto smac = parse_mac(o.outer_src_mac);
+		if (!smac)
+			return smac.error();
+		g.src_mac.b = *smac;
+	}
+	g.udp_csum = o.geneve_csum;
+	return std::optional<GeneveEncap>(g);
+}
+
+// One frame of the plain send loop, with where its L4 checksum is when TX
+// metadata completes it.
+struct TxFrame {
+	std::vector<std::byte> bytes;
+	uint16_t csum_start = 0, csum_offset = 0;
+	bool partial = false;
+};
+
+// The frame spec describes, wrapped in Geneve by the segmentation engine
+// when req.geneve is set (req.type none: one frame, outer tags from req).
+Result<TxFrame> make_tx_frame(FrameSpec spec, const GsoRequest &req, bool partial)
+{
+	TxFrame f;
+	if (!req.geneve) {
+		spec.csum_partial = partial;
+		auto b = build_frame(spec);
+		if (!b)
+			return b.error();
+		f.bytes = std::move(b->bytes);
+		f.csum_start = b->csum_start;
+		f.csum_offset = b->csum_offset;
+		f.partial = partial;
+		return f;
+	}
+	auto inner = build_frame(spec);
+	if (!inner)
+		return inner.error();
+	GsoRequest r = req;
+	r.csum = partial ? CsumMode::tx_metadata : CsumMode::software;
+	f.bytes.resize(inner->bytes.size() + geneve_overhead(*req.geneve) + 4 * req.ntags);
+	GsoFrame out{f.bytes.data(), static_cast<uint32_t>(f.bytes.size())};
+	GsoError why{};
+	if (gso_segment(inner->bytes, r, std::span<GsoFrame>(&out, 1), &why) != 1)
+		return usage_error(std::string("--geneve-vni: ") + to_string(why));
+	f.bytes.resize(out.len);
+	f.csum_start = out.csum_start;
+	f.csum_offset = out.csum_offset;
+	f.partial = out.csum_partial;
+	return f;
+}
+
 Status run_send(const Globals &g, const XskOpts &o)
 {
 	if (auto s = check_common(o); !s)
@@ -547,7 +669,18 @@ Status run_send(const Globals &g, const XskOpts &o)
 			return m.error();
 		spec.src_mac = *m;
 	}
+	auto gnv = parse_geneve_send(o);
+	if (!gnv)
+		return gnv.error();
 	GsoRequest req;
+	if (*gnv) {
+		req.geneve = &**gnv;
+		// the outer IP length field holds the outer UDP, Geneve and the inner frame
+		const uint32_t max = 65535 - (geneve_overhead(**gnv) - 14 - ((*gnv)->ipv6 ? 40 : 0));
+		if (o.size > max)
+			return usage_error("--size " + std::to_string(o.size) + " too large for Geneve (at most " +
+					   std::to_string(max) + ")");
+	}
 	if (!o.gso.empty()) {
 		if (o.gso != "tso" && o.gso != "uso" && o.gso != "ufo")
 			return usage_error("--gso must be tso, uso or ufo");
@@ -556,32 +689,56 @@ Status run_send(const Globals &g, const XskOpts &o)
 		req.type = o.gso == "tso" ? (spec.ipv6 ? GsoType::tso6 : GsoType::tso4)
 			 : o.gso == "uso" ? (spec.ipv6 ? GsoType::uso6 : GsoType::uso4)
 					  : (spec.ipv6 ? GsoType::ufo6 : GsoType::ufo4);
-		req.mss = o.mss ? o.mss : default_mss(req.type);
-		// tags go in while each segment is copied, never into the super-packet
+		// the default fills a 1500-byte MTU, outer headers included
+		req.mss = o.mss ? o.mss
+				: static_cast<uint16_t>(default_mss(req.type) - (*gnv ? geneve_overhead(**gnv) : 0));
+	} else if (o.mss) {
+		return usage_error("--mss needs --gso");
+	}
+	if (req.type != GsoType::none || req.geneve) {
+		// tags go in while each frame is copied, never into the super-packet
+		// (with Geneve: on the outer frame)
 		req.ntags = static_cast<uint8_t>(spec.vids.size());
 		for (size_t i = 0; i < spec.vids.size(); i++)
 			req.tags[i] = GsoVlanTag{static_cast<uint16_t>(spec.vids.size() == 2 && i == 0 ? 0x88a8 : 0x8100),
 						 spec.vids[i], 0, false};
 		spec.vids.clear();
-	} else if (o.mss) {
-		return usage_error("--mss needs --gso");
 	}
 	// Validate the frame before touching the system.
-	if (auto f = build_frame(spec); !f)
+	if (req.type != GsoType::none) {
+		auto super = build_frame(spec);
+		if (!super)
+			return super.error();
+		GsoError why{};
+		const std::span<const std::byte> in(super->bytes);
+		if (gso_count(std::span<const std::span<const std::byte>>(&in, 1), req, &why) < 0)
+			return usage_error("--gso " + o.gso + ": " + to_string(why));
+	} else if (auto f = make_tx_frame(spec, req, false); !f) {
 		return f.error();
+	}
 
 	if (auto s = prepare(g); !s)
 		return s;
 	auto dev = netdev_lookup(o.ifname);
 	if (!dev)
 		return dev.error();
-	if (o.src_mac.empty()) {
+	if (o.src_mac.empty() || (*gnv && o.outer_src_mac.empty())) {
 		auto m = if_mac(dev->name);
 		if (!m)
 			return m.error();
-		spec.src_mac = *m;
+		if (o.src_mac.empty())
+			spec.src_mac = *m;
+		if (*gnv && o.outer_src_mac.empty())
+			(*gnv)->src_mac.b = *m;
 	}
-	auto eng = make_engine(*dev, o, false, true);
+	uint32_t tx_frame = 0;	// GSO segments always fit a chunk
+	if (req.type == GsoType::none) {
+		auto f = make_tx_frame(spec, req, false);
+		if (!f)
+			return f.error();
+		tx_frame = static_cast<uint32_t>(f->bytes.size());
+	}
+	auto eng = make_engine(*dev, o, EngineUse{false, true, false, tx_frame});
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
@@ -603,6 +760,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 		pc.l4 = req.type == GsoType::tso4 ? L4::tcp4 : req.type == GsoType::tso6 ? L4::tcp6
 		      : req.type == GsoType::uso4 ? L4::udp4 : req.type == GsoType::uso6 ? L4::udp6 : L4::ufo4;
 		pc.vlans = req.ntags;
+		pc.encap = req.geneve ? Encap::geneve : Encap::none;
 		pc.payload = static_cast<unsigned>(super->bytes.size());
 		pc.gso_size = req.mss;
 		auto facts = tx_queue_facts_live(dev->name, KernelVersion::v6_12, e.socks.front().zero_copy());
@@ -616,8 +774,8 @@ Status run_send(const Globals &g, const XskOpts &o)
 		req.csum = csum_hw ? CsumMode::tx_metadata : CsumMode::software;
 		return send_gso_loop(g, *dev, e, o, *super, req, pcap);
 	}
-	spec.csum_partial = hw_csum;
-	auto built = build_frame(spec);
+	// Geneve: the engine wraps the inner frame once; every send reuses it
+	auto built = make_tx_frame(spec, req, hw_csum);
 	if (!built)
 		return built.error();
 	const auto &frame = built->bytes;
@@ -650,9 +808,12 @@ Status run_send(const Globals &g, const XskOpts &o)
 		s.tx_free({all.data(), n});
 	}
 	if (!g.json)
-		std::fprintf(stderr, "sending on %s queues %s (%s mode, tx-metadata %s%s), %u-byte frames\n",
+		std::fprintf(stderr, "sending on %s queues %s (%s mode, tx-metadata %s%s), %u-byte frames%s\n",
 			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
-			     hw_csum ? ", checksum by TX metadata" : "", len);
+			     hw_csum ? ", checksum by TX metadata" : "", len,
+			     req.geneve ? (" in Geneve VNI " + std::to_string(req.geneve->vni) + " port " +
+					   std::to_string(req.geneve->dst_port)).c_str()
+					: "");
 
 	SendPacer pacer(g, *dev, e, o);
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
@@ -684,8 +845,8 @@ Status run_send(const Globals &g, const XskOpts &o)
 				uint32_t l = std::min(cap, len - k * cap);
 				if (chunks > 1) // prefilled frames only hold whole one-chunk frames
 					std::memcpy(s.data(addrs[i]), frame.data() + k * cap, l);
-				descs[i] = xsk::TxDesc{addrs[i], l, k + 1 < chunks, hw_csum && k == 0, built->csum_start,
-						       built->csum_offset};
+				descs[i] = xsk::TxDesc{addrs[i], l, k + 1 < chunks, built->partial && k == 0,
+						       built->csum_start, built->csum_offset};
 			}
 			uint32_t m = s.tx_submit({descs.data(), n});
 			if (m < n)
@@ -735,7 +896,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		sg = *mtu + 14 + 8 > o.frame_size - kXdpPacketHeadroom;	// Ethernet + two tags
 	}
 	// Sockets first: a queue in use fails here, before any program is attached.
-	auto eng = make_engine(*dev, o, true, false, sg);
+	auto eng = make_engine(*dev, o, EngineUse{true, false, sg, 0});
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
@@ -890,6 +1051,14 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	s->add_flag("--tx-csum", so->tx_csum,
 		    "Let the device compute the L4 checksum (AF_XDP TX metadata; software where unsupported)");
 	s->add_flag("--no-tx-metadata", so->no_tx_metadata, "Register the UMEM without TX metadata");
+	s->add_option("--geneve-vni", so->geneve_vni,
+		      "Send every frame (or segment) inside Geneve with this VNI (0..16777215); --size is the inner frame");
+	s->add_option("--geneve-port", so->geneve_port, "Outer UDP destination port (default 6081)");
+	s->add_option("--outer-src-ip", so->outer_src_ip, "Outer (tunnel) source IPv4/IPv6 address");
+	s->add_option("--outer-dst-ip", so->outer_dst_ip, "Outer (tunnel) destination IPv4/IPv6 address");
+	s->add_option("--outer-src-mac", so->outer_src_mac, "Outer source MAC (default: the interface's)");
+	s->add_option("--outer-dst-mac", so->outer_dst_mac, "Outer destination MAC (default: --dst-mac)");
+	s->add_flag("--geneve-csum", so->geneve_csum, "Compute the outer UDP checksum (default: zero)");
 	s->callback([&g, &rc, so] {
 		if (auto st = run_send(g, *so); !st)
 			rc = report(st.error());
