@@ -236,7 +236,7 @@ TEST_F(XskVeth2Q, MultiQueueSharedUmem)
 	ASSERT_TRUE(r.ok()) << r.describe();
 	std::string s = last_line(r.out);
 	EXPECT_EQ(json_u64(s, "packets"), n) << s;
-	// Per-queue entries, in queue order: both queues carried traffic.
+	// Per-socket entries ("sockets"), in queue order: both queues carried traffic.
 	std::regex re("\"queue\":([0-9]+),\"rx_packets\":([0-9]+)");
 	uint64_t total = 0;
 	unsigned queues = 0;

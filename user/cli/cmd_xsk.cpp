@@ -68,6 +68,10 @@ struct XskOpts {
 	std::optional<uint16_t> filter_port;
 	std::optional<uint16_t> filter_vlan;
 	std::optional<double> idle;
+	bool xdp_mode_given = false;
+	bool geneve = false;		// sockets in xdp_geneve's XSKMAP instead of xdp_xsk
+	std::optional<std::string> vni;	// --geneve: take the socket count from this VNI's rule
+	bool pcap_per_socket = false;	// FILE.<socket>.pcap each
 };
 
 double now_s()
@@ -118,6 +122,8 @@ struct Engine {
 	std::string mode;		// "copy" / "zero-copy"
 	std::string md;			// tx-metadata state
 	bool sg = false;		// bound with XDP_USE_SG
+	bool shared_queue = false;	// all sockets on one queue, one fill ring (create_shared)
+	bool geneve = false;		// socket i sits in slot i of xdp_geneve's XSKMAP
 };
 
 // What the sockets of a command are for.
@@ -125,6 +131,7 @@ struct EngineUse {
 	bool rx = false, tx = false;
 	bool rx_sg = false;		// bind with XDP_USE_SG where the kernel has it
 	uint32_t tx_frame = 0;		// bytes of the largest frame sent whole (0: each fits a chunk)
+	uint32_t shared = 0;		// > 0: that many sockets on one queue (--queue), one buffer pool
 };
 
 Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse &use)
@@ -134,7 +141,11 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse 
 	if (!bm)
 		return bm.error();
 	std::vector<uint32_t> qs;
-	if (o.queues) {
+	if (use.shared) {
+		if (use.shared > XO_XSK_MAX_QUEUES)
+			return usage_error("at most " + std::to_string(XO_XSK_MAX_QUEUES) + " sockets on one queue");
+		qs.push_back(o.queue.value_or(0));
+	} else if (o.queues) {
 		if (*o.queues < 1 || *o.queues > XO_XSK_MAX_QUEUES)
 			return usage_error("--queues must be 1.." + std::to_string(XO_XSK_MAX_QUEUES));
 		for (uint32_t q = 0; q < *o.queues; q++)
@@ -168,7 +179,15 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse 
 		if (!s)
 			return s.error();
 		e.socks.push_back(std::move(*s));
+		// the others share this one's fill ring and frames
+		for (uint32_t k = 1; k < use.shared; k++) {
+			auto p = XskSocket::create_shared(e.socks.front(), sc);
+			if (!p)
+				return p.error();
+			e.socks.push_back(std::move(*p));
+		}
 	}
+	e.shared_queue = use.shared > 0;
 	e.mode = e.socks.front().zero_copy() ? "zero-copy" : "copy";
 	e.md = !tx ? "n/a" : e.umem->tx_metadata() ? "enabled" : "unsupported";
 	e.sg = e.socks.front().multi_buffer();
@@ -208,10 +227,43 @@ Totals sum(Engine &e, bool rx)
 
 std::string queue_list(const Engine &e)
 {
+	if (e.shared_queue)
+		return std::to_string(e.socks.front().queue());
 	std::string s;
 	for (const auto &k : e.socks)
 		s += (s.empty() ? "" : ",") + std::to_string(k.queue());
 	return s;
+}
+
+// Per-socket counters (stats() refreshed by sum()).
+void sockets_out(Engine &e, bool rx, Json *j)
+{
+	if (j)
+		j->begin_array("sockets");
+	for (size_t i = 0; i < e.socks.size(); i++) {
+		const auto &st = e.socks[i].stats_nosync();
+		if (j) {
+			j->begin_object();
+			if (e.geneve)
+				j->kv("slot", static_cast<uint64_t>(i));
+			j->kv("queue", e.socks[i].queue()).kv("rx_packets", st.rx_packets).kv("rx_bytes", st.rx_bytes)
+				.kv("descriptors", st.rx_descs).kv("tx_completed", st.tx_completed)
+				.kv("rx_dropped", st.k_rx_dropped).kv("rx_ring_full", st.k_rx_ring_full)
+				.kv("fill_ring_empty", st.k_fill_empty).end_object();
+		} else if (e.socks.size() > 1) {
+			std::string who = e.geneve ? "slot " + std::to_string(i) + " (queue " +
+							 std::to_string(e.socks[i].queue()) + ")"
+						   : "queue " + std::to_string(e.socks[i].queue());
+			if (rx)
+				std::printf("  socket %s: %" PRIu64 " packets %" PRIu64 " bytes, drops: rx-dropped %" PRIu64
+					    " rx-ring-full %" PRIu64 "\n",
+					    who.c_str(), st.rx_packets, st.rx_bytes, st.k_rx_dropped, st.k_rx_ring_full);
+			else
+				std::printf("  socket %s: %" PRIu64 " frames completed\n", who.c_str(), st.tx_completed);
+		}
+	}
+	if (j)
+		j->end_array();
 }
 
 void print_interval(const Globals &g, const Netdev &dev, Engine &e, bool rx, const Totals &now,
@@ -242,6 +294,7 @@ void print_interval(const Globals &g, const Netdev &dev, Engine &e, bool rx, con
 	std::fflush(stdout);
 }
 
+// One entry per set of frames: per socket, or once for sockets sharing a queue.
 bool accounting_ok(Engine &e, Json *j)
 {
 	bool all = true;
@@ -251,19 +304,22 @@ bool accounting_ok(Engine &e, Json *j)
 		auto a = s.accounting();
 		all = all && a.consistent;
 		if (j)
-			j->begin_object().kv("queue", s.queue()).kv("rx_packets", s.stats_nosync().rx_packets)
-				.kv("tx_completed", s.stats_nosync().tx_completed).kv("total", a.total).kv("free", a.free)
-				.kv("fill", a.fill).kv("rx", a.rx).kv("tx", a.tx).kv("completion", a.completion)
-				.kv("in_use", a.in_use).kv("bad_addr", a.bad_addr).kv("consistent", a.consistent)
-				.end_object();
+			j->begin_object().kv("queue", s.queue()).kv("sockets", a.sockets).kv("total", a.total)
+				.kv("free", a.free).kv("fill", a.fill).kv("rx", a.rx).kv("tx", a.tx)
+				.kv("completion", a.completion).kv("in_use", a.in_use).kv("bad_addr", a.bad_addr)
+				.kv("consistent", a.consistent).end_object();
+		if (e.shared_queue)
+			break;
 	}
 	if (j)
 		j->end_array();
 	return all;
 }
 
+// gnv: xdp_geneve's counters over the run (recv --geneve).
 void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, const Totals &t, double secs,
-		   const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted)
+		   const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted,
+		   const GeneveCounterSet *gnv = nullptr)
 {
 	double pps = secs > 0 ? static_cast<double>(t.packets) / secs : 0;
 	double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8 / secs / 1e9 : 0;
@@ -288,16 +344,25 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 				j.kv(xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
 			j.end_object();
 		}
+		if (gnv) {
+			j.begin_object("geneve");
+			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+				j.kv(geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
+			j.end_object();
+		}
 		if (pcap_frames)
 			j.kv("pcap_frames", pcap_frames);
+		sockets_out(e, rx, &j);
 		accounting_ok(e, &j);
 		j.end_object().print();
 		return;
 	}
 	std::printf("%s %s summary: %" PRIu64 " packets %" PRIu64 " bytes in %.3f s = %.0f pps %.3f Gbps, "
-		    "queues %s, %s mode, tx-metadata %s, multi-buffer %s%s\n",
+		    "queues %s%s, %s mode, tx-metadata %s, multi-buffer %s%s\n",
 		    dev.name.c_str(), rx ? "rx" : "tx", t.packets, t.bytes, secs, pps, gbps, queue_list(e).c_str(),
+		    e.shared_queue ? (" (" + std::to_string(e.socks.size()) + " sockets)").c_str() : "",
 		    e.mode.c_str(), e.md.c_str(), e.sg ? "on" : "off", interrupted ? " (interrupted)" : "");
+	sockets_out(e, rx, nullptr);
 	if (!rx)
 		std::printf("  submitted %" PRIu64 " completed %" PRIu64 " ring-full %" PRIu64 " kick-busy %" PRIu64
 			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "\n",
@@ -312,15 +377,23 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 			std::printf(" %s %" PRIu64, xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
 		std::printf("\n");
 	}
+	if (gnv) {
+		std::printf("  xdp_geneve during the run:");
+		for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+			if ((*gnv)[r].packets)
+				std::printf(" %s %" PRIu64, geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
+		std::printf("\n");
+	}
 	if (pcap_frames)
 		std::printf("  pcap: %" PRIu64 " frames written\n", pcap_frames);
 	std::printf("  frame accounting: %s\n", accounting_ok(e, nullptr) ? "consistent" : "INCONSISTENT");
 	std::fflush(stdout);
 }
 
-Status check_common(const XskOpts &o)
+// one_queue: --queues counts sockets on the one --queue (recv --geneve)
+Status check_common(const XskOpts &o, bool one_queue = false)
 {
-	if (o.queue && o.queues)
+	if (o.queue && o.queues && !one_queue)
 		return usage_error("--queue and --queues are mutually exclusive");
 	if (o.ring_size < 64 || o.ring_size > 65536 || (o.ring_size & (o.ring_size - 1)))
 		return usage_error("--ring-size must be a power of two in 64..65536");
@@ -869,9 +942,94 @@ Status run_send(const Globals &g, const XskOpts &o)
 
 // ---- recv -------------------------------------------------------------------
 
+// --pcap-per-socket: rx.pcap -> rx.0.pcap, rx.1.pcap, ...; other names get .N.pcap appended.
+std::string pcap_per_socket_name(const std::string &path, size_t i)
+{
+	const std::string ext = ".pcap";
+	const bool has_ext = path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+	return (has_ext ? path.substr(0, path.size() - ext.size()) : path) + "." + std::to_string(i) + ext;
+}
+
+// recv --geneve: the sockets sit in slots 0..N-1 of the XSKMAP xdp_geneve
+// pinned for the interface, for as long as recv runs; xdp_geneve stays.
+class GeneveSlots {
+public:
+	GeneveSlots(GeneveMaps maps) : maps_(std::move(maps)) {}
+	~GeneveSlots() { (void)clear(); }
+	GeneveMaps &maps() { return maps_; }
+	Status add(uint32_t slot, int fd)
+	{
+		// never take a slot from a live socket: the kernel empties those of
+		// closed ones, so a taken slot is another receiver's
+		if (auto s = maps_.set_xsk(slot, fd, false); !s)
+			return s;
+		slots_.push_back(slot);
+		return ok();
+	}
+	Status clear()
+	{
+		Status st = ok();
+		for (uint32_t slot : slots_)
+			if (auto s = maps_.set_xsk(slot, -1); !s && st)
+				st = s;
+		slots_.clear();
+		return st;
+	}
+
+private:
+	GeneveMaps maps_;
+	std::vector<uint32_t> slots_;
+};
+
+// How many sockets recv --geneve makes: --queues, else the xsk rule of
+// --vni, else the largest xsk rule on the interface.
+Result<uint32_t> geneve_sockets(const GeneveMaps &maps, const Netdev &dev, const XskOpts &o)
+{
+	auto rules = maps.rules();
+	if (!rules)
+		return rules.error();
+	uint32_t rule_queues = 0;
+	if (o.vni) {
+		auto vni = parse_vni(*o.vni);
+		if (!vni)
+			return usage_error("--vni: " + vni.error().msg);
+		const GeneveRule *r = nullptr;
+		for (const auto &x : *rules)
+			if (x.vni == *vni)
+				r = &x;
+		if (!r)
+			return runtime_error("no Geneve rule for VNI " + std::to_string(*vni) + " on " + dev.name, ENOENT);
+		if (r->action != XO_GNV_ACT_XSK)
+			return runtime_error("the Geneve rule of VNI " + std::to_string(*vni) + " on " + dev.name + " is " +
+						     geneve_action_name(r->action) + ", not xsk",
+					     EINVAL);
+		rule_queues = r->queues;
+	} else {
+		for (const auto &x : *rules)
+			if (x.action == XO_GNV_ACT_XSK)
+				rule_queues = std::max(rule_queues, x.queues);
+	}
+	if (o.queues)
+		return *o.queues;
+	if (!rule_queues)
+		return runtime_error("no Geneve rule on " + dev.name + " steers to AF_XDP sockets (geneve rule add " +
+					     dev.name + " --vni N --action xsk --queues N), or give --queues",
+				     ENOENT);
+	return rule_queues;
+}
+
 Status run_recv(const Globals &g, const XskOpts &o)
 {
-	if (auto s = check_common(o); !s)
+	if (o.geneve) {
+		if (o.filter_port || o.filter_vlan || o.xdp_mode_given)
+			return usage_error("--filter-udp-port, --filter-vlan and --xdp-mode are xdp_xsk's; with --geneve "
+					   "xdp_geneve's rules decide what arrives");
+		if (o.queues && (*o.queues < 1 || *o.queues > XO_GNV_MAX_QUEUES))
+			return usage_error("--queues must be 1.." + std::to_string(XO_GNV_MAX_QUEUES));
+	} else if (o.vni) {
+		return usage_error("--vni needs --geneve");
+	}
+	if (auto s = check_common(o, o.geneve); !s)
 		return s;
 	auto xm = parse_xdp_mode(o.xdp_mode);
 	if (!xm)
@@ -880,11 +1038,36 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		return usage_error("--filter-vlan must be 0..4094");
 	if (o.multi_buffer != "auto" && o.multi_buffer != "on" && o.multi_buffer != "off")
 		return usage_error("--multi-buffer must be auto, on or off");
+	if (o.pcap_per_socket && o.pcap.empty())
+		return usage_error("--pcap-per-socket needs --pcap");
 	if (auto s = prepare(g); !s)
 		return s;
 	auto dev = netdev_lookup(o.ifname);
 	if (!dev)
 		return dev.error();
+	std::optional<GeneveSlots> slots;
+	uint32_t nsock = 0;
+	if (o.geneve) {
+		if (auto s = bpffs_check(); !s)
+			return s;
+		auto maps = GeneveMaps::open(pin_dir(*dev), dev->name, false);
+		if (!maps)
+			return maps.error();
+		auto n = geneve_sockets(*maps, *dev, o);
+		if (!n)
+			return n.error();
+		nsock = *n;
+		slots.emplace(std::move(*maps));
+		auto st = status(*dev);
+		bool attached = false;
+		if (st)
+			for (const auto &a : st->ours)
+				attached = attached || (a.feature == Feature::geneve && a.hook == Hook::xdp);
+		if (!attached)
+			std::fprintf(stderr, "warning: xdp_geneve is not attached to %s: nothing reaches the sockets until "
+					     "offload-tool attach %s geneve\n",
+				     dev->name.c_str(), dev->name.c_str());
+	}
 	// XDP_USE_SG where frames can outgrow a chunk: asked for needlessly, it
 	// would make the kernel fall back to copy mode on a zero-copy driver
 	// without multi-buffer support (xp_assign_dev)
@@ -896,32 +1079,78 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		sg = *mtu + 14 + 8 > o.frame_size - kXdpPacketHeadroom;	// Ethernet + two tags
 	}
 	// Sockets first: a queue in use fails here, before any program is attached.
-	auto eng = make_engine(*dev, o, EngineUse{true, false, sg, 0});
+	auto eng = make_engine(*dev, o, EngineUse{true, false, sg, 0, nsock});
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
-	xsk::RxFilter filter;
-	filter.udp_dport = o.filter_port;
-	filter.vid = o.filter_vlan;
-	auto prog = xsk::XskProgram::attach(*dev, *xm, filter);
-	if (!prog)
-		return prog.error();
-	for (auto &s : e.socks)
-		if (auto st = prog->add_socket(s.queue(), s.fd()); !st)
-			return st;
-	std::optional<PcapWriter> pcap;
-	if (!o.pcap.empty()) {
+	e.geneve = o.geneve;
+	std::optional<xsk::XskProgram> prog;
+	if (o.geneve) {
+		for (uint32_t i = 0; i < nsock; i++)
+			if (auto st = slots->add(i, e.socks[i].fd()); !st)
+				return st;
+	} else {
+		xsk::RxFilter filter;
+		filter.udp_dport = o.filter_port;
+		filter.vid = o.filter_vlan;
+		auto p = xsk::XskProgram::attach(*dev, *xm, filter);
+		if (!p) {
+			// single-program XDP: xdp_geneve holds the hook, but its XSKMAP is open
+			auto st = status(*dev);
+			if (st)
+				for (const auto &a : st->ours)
+					if (a.feature == Feature::geneve && a.hook == Hook::xdp)
+						return runtime_error(p.error().msg + "; xdp_geneve is attached: "
+									 "recv --geneve receives from its xsk rules",
+								     p.error().err);
+			return p.error();
+		}
+		prog.emplace(std::move(*p));
+		for (auto &s : e.socks)
+			if (auto st = prog->add_socket(s.queue(), s.fd()); !st)
+				return st;
+	}
+	std::optional<PcapWriter> pcap;		// every frame, or
+	std::vector<PcapWriter> pcaps;		// one file per socket
+	if (!o.pcap.empty() && !o.pcap_per_socket) {
 		auto w = PcapWriter::open(o.pcap);
 		if (!w)
 			return w.error();
 		pcap.emplace(std::move(*w));
 	}
+	if (o.pcap_per_socket) {
+		for (size_t i = 0; i < e.socks.size(); i++) {
+			auto w = PcapWriter::open(pcap_per_socket_name(o.pcap, i));
+			if (!w)
+				return w.error();
+			pcaps.push_back(std::move(*w));
+		}
+	}
+	GeneveCounters gnv0;
+	if (slots) {
+		auto c = slots->maps().counters();
+		if (c)
+			gnv0 = *c;
+	}
 	for (auto &s : e.socks)
 		s.refill();
-	if (!g.json)
+	if (g.json) {
+		// tells scripts the sockets are in place
+		Json j;
+		j.begin_object().kv("type", "start").kv("interface", dev->name).kv("queues", queue_list(e))
+			.kv("sockets", static_cast<uint64_t>(e.socks.size())).kv("mode", e.mode)
+			.kv("multi_buffer", e.sg).kv("via", o.geneve ? "xdp_geneve" : "xdp_xsk").end_object().print();
+		std::fflush(stdout);
+	} else if (o.geneve) {
+		std::fprintf(stderr, "receiving on %s queue %s with %zu sockets in xdp_geneve's XSKMAP slots 0..%zu "
+				     "(%s mode, multi-buffer %s)\n",
+			     dev->name.c_str(), queue_list(e).c_str(), e.socks.size(), e.socks.size() - 1, e.mode.c_str(),
+			     e.sg ? "on" : "off");
+	} else {
 		std::fprintf(stderr, "receiving on %s queues %s (%s mode, multi-buffer %s, xdp_xsk prog id %u %s)\n",
 			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.sg ? "on" : "off",
 			     prog->prog_id(), to_string(*xm));
+	}
 
 	install_stop_handler();
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
@@ -941,26 +1170,28 @@ Status run_recv(const Globals &g, const XskOpts &o)
 
 	while (got < limit) {
 		bool any = false;
-		for (auto &s : e.socks) {
+		for (size_t k = 0; k < e.socks.size(); k++) {
+			auto &s = e.socks[k];
 			uint32_t n = s.rx_peek(descs);
 			if (!n)
 				continue;
 			any = true;
-			if (pcap)
+			PcapWriter *w = pcaps.empty() ? (pcap ? &*pcap : nullptr) : &pcaps[k];
+			if (w)
 				clock_gettime(CLOCK_REALTIME, &ts);
 			for (uint32_t i = 0; i < n; i++) {
 				const auto &d = descs[i];
-				if (pcap && npieces < pieces.size())
+				if (w && npieces < pieces.size())
 					pieces[npieces++] = {s.data(d.addr), d.len};
 				if (d.more)
 					continue;
 				if (got < limit) {
 					got++;
-					if (pcap) {
+					if (w) {
 						if (npieces == 1)
-							pcap->write(pieces[0], ts);
+							w->write(pieces[0], ts);
 						else
-							pcap->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
+							w->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
 					}
 				}
 				npieces = 0;
@@ -981,7 +1212,10 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			break;
 		if (t >= next_report) {
 			Totals cur = sum(e, true);
-			auto xc = prog->counters();
+			std::optional<xsk::XskProgCounters> xc;
+			if (prog)
+				if (auto c = prog->counters())
+					xc = *c;
 			print_interval(g, *dev, e, true, cur, prev, t - last, xc ? &*xc : nullptr);
 			prev = cur;
 			last = t;
@@ -996,14 +1230,38 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		}
 	}
 	const double secs = now_s() - t0;
-	auto xc = prog->counters();
-	if (auto s = prog->detach(); !s)
-		return s;
+	std::optional<xsk::XskProgCounters> xc;
+	std::optional<GeneveCounterSet> gnv;
+	if (prog) {
+		if (auto c = prog->counters())
+			xc = *c;
+		if (auto s = prog->detach(); !s)
+			return s;
+	}
+	if (slots) {
+		if (auto c = slots->maps().counters()) {
+			gnv.emplace();
+			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
+				(*gnv)[r].packets = c->total[r].packets - gnv0.total[r].packets;
+				(*gnv)[r].bytes = c->total[r].bytes - gnv0.total[r].bytes;
+			}
+		}
+		if (auto s = slots->clear(); !s)
+			return s;
+	}
 	Totals t = sum(e, true);
-	if (pcap)
+	uint64_t pcap_frames = 0;
+	if (pcap) {
 		if (auto s = pcap->close(); !s)
 			return s;
-	print_summary(g, *dev, e, true, t, secs, xc ? &*xc : nullptr, pcap ? pcap->frames() : 0, interrupted);
+		pcap_frames = pcap->frames();
+	}
+	for (auto &w : pcaps) {
+		if (auto s = w.close(); !s)
+			return s;
+		pcap_frames += w.frames();
+	}
+	print_summary(g, *dev, e, true, t, secs, xc ? &*xc : nullptr, pcap_frames, interrupted, gnv ? &*gnv : nullptr);
 	if (!accounting_ok(e, nullptr))
 		return runtime_error("UMEM frame accounting inconsistent (bug)");
 	return ok();
@@ -1065,16 +1323,23 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	});
 
 	auto ro = std::make_shared<XskOpts>();
-	auto *r = app.add_subcommand("recv", "Receive frames through AF_XDP (attaches xdp_xsk while running)");
+	auto *r = app.add_subcommand("recv", "Receive frames through AF_XDP (attaches xdp_xsk while running, "
+					     "or shares xdp_geneve's XSKMAP with --geneve)");
 	add_common(r, *ro);
-	r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb")->capture_default_str();
+	auto *xdp_mode = r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb")->capture_default_str();
+	r->add_flag("--geneve", ro->geneve,
+		    "Do not attach xdp_xsk: put N sockets, all on --queue (default 0) and sharing one fill ring, in "
+		    "slots 0..N-1 of the XSKMAP of xdp_geneve's xsk rules (N: --queues, else the rule's --queues)");
+	r->add_option("--vni", ro->vni, "With --geneve: N from this VNI's xsk rule");
+	r->add_flag("--pcap-per-socket", ro->pcap_per_socket, "With --pcap FILE.pcap: FILE.<socket>.pcap for each socket");
 	r->add_option("--filter-udp-port", ro->filter_port, "Only redirect UDP to this destination port");
 	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)");
 	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame");
 	r->add_option("--multi-buffer", ro->multi_buffer,
 		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")
 		->capture_default_str();
-	r->callback([&g, &rc, ro] {
+	r->callback([&g, &rc, ro, xdp_mode] {
+		ro->xdp_mode_given = xdp_mode->count() > 0;
 		if (auto st = run_recv(g, *ro); !st)
 			rc = report(st.error());
 	});
