@@ -739,5 +739,32 @@ TEST_F(GeneveVeth, RecvGeneveRefusesClearlyAndCleansUpOnCtrlC)
 	EXPECT_EQ(counter(st.out, "200", "no-target"), 3u) << st.out;
 }
 
+class GeneveVeth2Q : public GeneveVeth {
+protected:
+	Testbed::Options testbed_options() const override
+	{
+		Testbed::Options o = GeneveVeth::testbed_options();
+		o.queues = 2;
+		return o;
+	}
+};
+
+// A second recv --geneve on another queue binds fine but must not take the
+// slots of the running one (exit 1, one line); the first one keeps them.
+TEST_F(GeneveVeth2Q, RecvGeneveNeverTakesALiveSlot)
+{
+	const std::string &ifb = tb_->if_b();
+	ASSERT_TRUE(tool_ok({"attach", ifb, "geneve"}));
+	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "200", "--action", "xsk", "--queues", "2"}));
+	BackgroundCmd first(tool_argv(tb_->ns_b(), {"recv", ifb, "--geneve", "--duration", "4", "--interval", "0"}, true));
+	ASSERT_TRUE(first.wait_for_output("\"type\":\"start\"", 15));
+	CmdResult r = tool({"recv", ifb, "--geneve", "--queue", "1", "--duration", "1"});
+	EXPECT_EQ(r.exit_code, 1) << r.describe();
+	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+	EXPECT_NE(r.err.find("slot 0 already holds a socket"), std::string::npos) << r.err;
+	CmdResult f = first.wait(10);
+	EXPECT_TRUE(f.ok()) << f.describe();
+}
+
 } // namespace
 } // namespace xoffload::test

@@ -1009,8 +1009,13 @@ Result<uint32_t> geneve_sockets(const GeneveMaps &maps, const Netdev &dev, const
 			if (x.action == XO_GNV_ACT_XSK)
 				rule_queues = std::max(rule_queues, x.queues);
 	}
-	if (o.queues)
+	if (o.queues) {
+		if (rule_queues > *o.queues)
+			std::fprintf(stderr, "warning: xdp_geneve steers to %u slots, %u sockets leave the rest empty "
+					     "(counted no-target)\n",
+				     rule_queues, *o.queues);
 		return *o.queues;
+	}
 	if (!rule_queues)
 		return runtime_error("no Geneve rule on " + dev.name + " steers to AF_XDP sockets (geneve rule add " +
 					     dev.name + " --vni N --action xsk --queues N), or give --queues",
