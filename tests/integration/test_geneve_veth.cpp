@@ -467,7 +467,8 @@ TEST_F(GeneveVeth, SendWrapsEveryFrameInGeneve)
 				EXPECT_TRUE(v.udp_csum_ok) << "outer UDP checksum";
 			}
 			EXPECT_EQ(v.tags, c.vid ? std::vector<uint16_t>{*c.vid} : std::vector<uint16_t>{});
-			EXPECT_EQ(v.inner, want_inner) << "inner frame:\n" << hexdump(v.inner) << "want:\n" << hexdump(want_inner);
+			EXPECT_EQ(v.inner, want_inner)
+				<< "inner frame:\n" << hexdump(v.inner) << "want:\n" << hexdump(want_inner);
 		}
 	}
 }

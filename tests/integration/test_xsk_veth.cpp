@@ -648,7 +648,8 @@ TEST_F(XskVeth, SharedQueueSocketsShareOneFillRing)
 	EXPECT_EQ(on_peer + ps.k_rx_dropped + ps.k_rx_ring_full, kFrames)
 		<< "received " << on_peer << ", dropped " << ps.k_rx_dropped << " + " << ps.k_rx_ring_full;
 	EXPECT_GT(on_peer, kFrames / 2);
-	std::printf("shared queue: %llu of %llu frames on the peer\n", static_cast<unsigned long long>(on_peer), static_cast<unsigned long long>(kFrames));
+	std::printf("shared queue: %llu of %llu frames on the peer\n", static_cast<unsigned long long>(on_peer),
+		    static_cast<unsigned long long>(kFrames));
 	EXPECT_EQ(bad_checks, 0u);
 	Accounting a = owner->accounting(), b = peer->accounting();
 	EXPECT_TRUE(a.consistent);
