@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* XDP redirect of each rx queue to its AF_XDP socket (XSKMAP slot = queue),
  * optionally only frames matching a filter; counts every verdict by reason.
+ * Frags-aware (xdp.frags): only the headers in the first buffer are read,
+ * so frames larger than a page (veth or a NIC at MTU 9000) reach
+ * multi-buffer (XDP_USE_SG) sockets whole.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -12,6 +15,11 @@
 #include <bpf/bpf_endian.h>
 #include <xdp/xdp_helpers.h>
 #include "xoffload/parse.h"
+
+/* Set by the loader when the kernel takes BPF_F_XDP_HAS_FRAGS (5.18+); the
+ * verifier drops the branch that calls bpf_xdp_get_buff_len() otherwise.
+ */
+const volatile __u8 xo_xsk_frags = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -105,10 +113,11 @@ static __always_inline int xo_xsk_match(struct xdp_md *ctx,
 	}
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int xdp_xsk(struct xdp_md *ctx)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
+	/* every buffer of a multi-buffer frame */
+	__u64 bytes = xo_xsk_frags ? bpf_xdp_get_buff_len(ctx) : ctx->data_end - ctx->data;
 	__u32 q = ctx->rx_queue_index;
 	__u32 zero = 0;
 	struct xo_xsk_filter *f;

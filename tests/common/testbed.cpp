@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -290,6 +291,20 @@ CmdResult BackgroundCmd::wait(double timeout_s)
 	r.out = read_all(out_fd_);
 	r.err = read_all(err_fd_) + r.err;
 	return r;
+}
+
+bool BackgroundCmd::wait_for_output(const std::string &needle, double timeout_s) const
+{
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+	while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+		if (read_all(out_fd_).find(needle) != std::string::npos)
+			return true;
+		siginfo_t si{};
+		if (!waitid(P_PID, static_cast<id_t>(pid_), &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid_)
+			return read_all(out_fd_).find(needle) != std::string::npos;	// exited: wait() reaps it
+		usleep(20000);
+	}
+	return false;
 }
 
 std::string env_or_empty(const char *name)

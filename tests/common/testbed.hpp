@@ -40,6 +40,9 @@ public:
 	bool started() const { return pid_ > 0; }
 	// Waits up to timeout_s for it to exit, then kills it.
 	CmdResult wait(double timeout_s);
+	// Waits up to timeout_s for its stdout to contain needle (a line that
+	// says it is ready); false when it did not, or exited first.
+	bool wait_for_output(const std::string &needle, double timeout_s) const;
 
 private:
 	int pid_ = -1;

@@ -236,7 +236,7 @@ TEST_F(XskVeth2Q, MultiQueueSharedUmem)
 	ASSERT_TRUE(r.ok()) << r.describe();
 	std::string s = last_line(r.out);
 	EXPECT_EQ(json_u64(s, "packets"), n) << s;
-	// Per-queue entries, in queue order: both queues carried traffic.
+	// Per-socket entries ("sockets"), in queue order: both queues carried traffic.
 	std::regex re("\"queue\":([0-9]+),\"rx_packets\":([0-9]+)");
 	uint64_t total = 0;
 	unsigned queues = 0;
@@ -295,9 +295,12 @@ TEST_F(XskVeth, SecondSendOnSameQueueIsRefused)
 	EXPECT_TRUE(rx.wait(10).ok());
 }
 
-// Multi-buffer TX (XDP_USE_SG): a 6000-byte frame spans two 4096-byte UMEM
-// chunks; the peer must see it whole and byte-exact, and send must count
-// frames, not chunks, on both the TX and the completion side.
+// Multi-buffer (XDP_USE_SG) at MTU 9000: a 6000-byte frame spans two 4096-byte
+// UMEM chunks. The peer's stack must see what send made whole and
+// byte-exact, and send must count frames, not chunks, on both the TX and the
+// completion side; then recv must get the same frames whole through AF_XDP
+// (frags-aware xdp_xsk, descriptor chains put back together), exact count,
+// byte-exact in its pcap.
 TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 {
 	for (const std::string &ns : {tb_->ns_a(), tb_->ns_b()}) {
@@ -317,7 +320,8 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 	EXPECT_NE(tx.out.find("\"completed\":3"), std::string::npos) << tx.out;
 	CmdResult got = cap.wait(10);
 	ASSERT_TRUE(got.ok()) << got.describe();
-	std::string want = hexdump_flat(expected_frame(Case{"mb", 6000, {}}));
+	const Bytes frame = expected_frame(Case{"mb", 6000, {}});
+	std::string want = hexdump_flat(frame);
 	size_t frames = 0;
 	for (size_t at = got.out.find(" hex "); at != std::string::npos; at = got.out.find(" hex ", at + 1)) {
 		size_t end = got.out.find('\n', at);
@@ -325,6 +329,45 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 		frames++;
 	}
 	EXPECT_EQ(frames, 3u);
+
+	// AF_XDP receive of the same frames (the MTU asks for XDP_USE_SG)
+	const unsigned n = 50;
+	const std::string pcap = tmp_ + "/mb.pcap";
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", "1", "--duration", "15", "--interval", "0",
+					    "--pcap", pcap}));
+	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b())) << "recv never attached xdp_xsk at MTU 9000";
+	tx = run_cmd(tool(tb_->ns_a(), send_args({"--size", "6000", "--count", std::to_string(n)})), kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	CmdResult r = rx.wait(20);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	std::string rxs = last_line(r.out);
+	EXPECT_NE(rxs.find("\"multi_buffer\":true"), std::string::npos) << rxs;
+	EXPECT_EQ(json_u64(rxs, "packets"), n) << rxs;
+	EXPECT_EQ(json_u64(rxs, "bytes"), uint64_t{n} * 6000) << rxs;
+	EXPECT_EQ(json_u64(rxs, "descriptors"), uint64_t{n} * 2) << "two chunks per frame: " << rxs;
+	EXPECT_EQ(json_u64(rxs, "redirected"), n) << rxs;
+	EXPECT_EQ(json_u64(rxs, "rx_dropped"), 0u) << rxs;
+	EXPECT_NE(rxs.find("\"consistent\":true"), std::string::npos) << rxs;
+	auto got_frames = pcap_read_all(pcap);
+	ASSERT_TRUE(got_frames.ok()) << got_frames.error().msg;
+	ASSERT_EQ(got_frames->size(), n);
+	size_t bad = 0;
+	for (const auto &f : *got_frames)
+		bad += f != frame;
+	EXPECT_EQ(bad, 0u) << "first frame (" << (*got_frames)[0].size() << " bytes):\n" << hexdump((*got_frames)[0]);
+
+	// Negative: without XDP_USE_SG every such frame is dropped by the kernel, counted.
+	BackgroundCmd rx_off(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--multi-buffer", "off", "--duration", "3",
+						"--interval", "0"}));
+	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b()));
+	tx = run_cmd(tool(tb_->ns_a(), send_args({"--size", "6000", "--count", "5"})), kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	r = rx_off.wait(10);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	rxs = last_line(r.out);
+	EXPECT_NE(rxs.find("\"multi_buffer\":false"), std::string::npos) << rxs;
+	EXPECT_EQ(json_u64(rxs, "packets"), 0u) << rxs;
+	EXPECT_EQ(json_u64(rxs, "rx_dropped"), 5u) << rxs;
 }
 
 TEST_F(XskVeth, UsageErrors)
@@ -337,10 +380,44 @@ TEST_F(XskVeth, UsageErrors)
 		{"send", tb_->if_a(), "--dst-mac", "02:00:00:00:00:0b", "--src-ip", "198.18.0.1", "--dst-ip", "2001:db8::1"},
 		{"recv", tb_->if_b(), "--xdp-mode", "hw"},
 		{"recv", "no-such-if0"},
+		{"recv", tb_->if_b(), "--multi-buffer", "maybe"},
 	};
 	for (const auto &args : bad) {
 		CmdResult r = run_cmd(tool(tb_->ns_b(), args), kTimeout);
 		EXPECT_EQ(r.exit_code, 2) << join_cmd(args) << ": " << r.describe();
+		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << join_cmd(args) << ": " << r.err;
+	}
+	// send --geneve-vni: VNI in 24 bits, port 1..65535, tunnel endpoints given
+	// and of one family, frames that fit. Run where the interface exists (and
+	// bounded by --count), so each is refused for the reason given.
+	const std::vector<std::string> ends{"--outer-src-ip", "10.0.0.1", "--outer-dst-ip", "10.0.0.2"};
+	auto gnv = [&](std::vector<std::string> v, bool with_ends = true) {
+		if (with_ends)
+			v.insert(v.end(), ends.begin(), ends.end());
+		v.insert(v.end(), {"--count", "1"});
+		return send_args(v);
+	};
+	const std::vector<std::pair<std::vector<std::string>, const char *>> bad_geneve = {
+		{gnv({"--geneve-vni", "16777216"}), "outside 0..16777215"},
+		{gnv({"--geneve-vni", "-1"}), "--geneve-vni"},
+		{gnv({"--geneve-vni", "x7"}), "invalid VNI"},
+		{gnv({"--geneve-vni", "7", "--geneve-port", "0"}), "--geneve-port: UDP port 0 outside 1..65535"},
+		{gnv({"--geneve-vni", "7", "--geneve-port", "65536"}), "outside 1..65535"},
+		{gnv({"--geneve-vni", "7"}, false), "needs --outer-src-ip and --outer-dst-ip"},
+		{gnv({"--geneve-vni", "7", "--outer-src-ip", "10.0.0.1", "--outer-dst-ip", "2001:db8::2"}, false),
+		 "must both be IPv4 or both IPv6"},
+		{gnv({"--geneve-port", "6081"}, false), "need --geneve-vni"},
+		{gnv({"--geneve-csum"}, false), "need --geneve-vni"},
+		{gnv({"--geneve-vni", "7", "--size", "65500"}), "too large for Geneve"},
+		{gnv({"--geneve-vni", "7", "--outer-dst-mac", "02:00"}), "MAC"},
+		// a segment of mss 4000 and its headers does not fit a 4096-byte UMEM frame
+		{gnv({"--geneve-vni", "7", "--gso", "uso", "--size", "9000", "--mss", "4000"}), "UMEM frames hold"},
+	};
+	for (const auto &[args, why] : bad_geneve) {
+		CmdResult r = run_cmd(tool(tb_->ns_a(), args), kTimeout);
+		EXPECT_EQ(r.exit_code, 2) << join_cmd(args) << ": " << r.describe();
+		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << join_cmd(args) << ": " << r.err;
+		EXPECT_NE(r.err.find(why), std::string::npos) << join_cmd(args) << ": " << r.err;
 	}
 }
 
@@ -469,6 +546,122 @@ TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 		    static_cast<unsigned long long>(received), static_cast<unsigned long long>(rs.k_rx_dropped),
 		    static_cast<unsigned long long>(rs.k_rx_ring_full), static_cast<unsigned long long>(rs.k_fill_empty),
 		    static_cast<unsigned long long>(ts.tx_ring_full));
+	{
+		InNetns in(tb_->ns_b());
+		EXPECT_TRUE(prog->detach().ok());
+	}
+}
+
+// create_shared: a second socket on the same queue shares the first one's
+// fill ring and frames (one kernel buffer pool). With the XSKMAP slot of the
+// queue holding the second socket, every frame the first socket's refill()
+// offered comes back on the second socket's RX ring, and the group's frame
+// accounting stays exact throughout.
+TEST_F(XskVeth, SharedQueueSocketsShareOneFillRing)
+{
+	using namespace xsk;
+	constexpr uint64_t kFrames = 20'000;
+	std::optional<XskProgram> prog;
+	std::optional<Umem> rx_umem, tx_umem;
+	std::optional<XskSocket> owner, peer, tx;
+	{
+		InNetns in(tb_->ns_b());
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(tb_->if_b());
+		ASSERT_TRUE(dev.ok());
+		auto u = Umem::create({256, 2048, 0, false});
+		ASSERT_TRUE(u.ok()) << u.error().msg;
+		rx_umem.emplace(std::move(*u));
+		SocketConfig sc;
+		sc.frames = 256;
+		sc.fill_size = sc.comp_size = 128;
+		sc.rx_size = 64;
+		sc.tx_size = 0;
+		auto s = XskSocket::create(*rx_umem, *dev, sc);
+		ASSERT_TRUE(s.ok()) << s.error().msg;
+		owner.emplace(std::move(*s));
+		auto p = XskSocket::create_shared(*owner, sc);
+		ASSERT_TRUE(p.ok()) << p.error().msg;
+		peer.emplace(std::move(*p));
+		EXPECT_EQ(peer->queue(), owner->queue());
+		EXPECT_EQ(rx_umem->frames_unassigned(), 0u) << "the shared socket took frames of its own";
+		auto pr = XskProgram::attach(*dev, XdpMode::native, {});
+		ASSERT_TRUE(pr.ok()) << pr.error().msg;
+		prog.emplace(std::move(*pr));
+		ASSERT_TRUE(prog->add_socket(0, peer->fd()).ok());
+	}
+	{
+		InNetns in(tb_->ns_a());
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(tb_->if_a());
+		ASSERT_TRUE(dev.ok());
+		auto u = Umem::create({128, 2048, 0, false});
+		ASSERT_TRUE(u.ok()) << u.error().msg;
+		tx_umem.emplace(std::move(*u));
+		SocketConfig sc;
+		sc.frames = 128;
+		sc.fill_size = sc.comp_size = sc.tx_size = 64;
+		sc.rx_size = 0;
+		auto s = XskSocket::create(*tx_umem, *dev, sc);
+		ASSERT_TRUE(s.ok()) << s.error().msg;
+		tx.emplace(std::move(*s));
+	}
+	Accounting a0 = owner->accounting();
+	EXPECT_EQ(a0.sockets, 2u);
+	EXPECT_EQ(a0.total, 256u);
+	EXPECT_TRUE(a0.consistent);
+
+	Bytes frame = PacketBuilder().eth(kMacB, kMacA).ipv4(kIpA, kIpB).udp(kPortA, kPortB).payload(18).build();
+	std::vector<uint64_t> addrs(32);
+	std::vector<TxDesc> descs(32);
+	std::vector<RxDesc> rdescs(32);
+	uint64_t queued = 0, on_owner = 0, on_peer = 0, bad_checks = 0;
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+	owner->refill();
+	while (tx->stats_nosync().tx_completed < kFrames || on_peer + peer->stats().k_rx_dropped +
+								  peer->stats_nosync().k_rx_ring_full < kFrames) {
+		if (std::chrono::steady_clock::now() > deadline)
+			break;
+		tx->complete();
+		uint32_t n = tx->tx_alloc({addrs.data(), std::min<uint64_t>(addrs.size(), kFrames - queued)});
+		for (uint32_t i = 0; i < n; i++) {
+			std::memcpy(tx->data(addrs[i]), frame.data(), frame.size());
+			descs[i] = TxDesc{addrs[i], static_cast<uint32_t>(frame.size())};
+		}
+		uint32_t m = tx->tx_submit({descs.data(), n});
+		tx->tx_free({addrs.data() + m, n - m});
+		queued += m;
+		tx->kick();
+		on_owner += owner->rx_peek(rdescs);	// its RX ring is not in the XSKMAP
+		uint32_t r = peer->rx_peek(rdescs);
+		on_peer += r;
+		if (r) {
+			Accounting a = peer->accounting();
+			bad_checks += !a.consistent || a.in_use != r;
+		}
+		peer->rx_release({rdescs.data(), r});
+		owner->refill();	// the frames the peer released go back through the owner
+	}
+	EXPECT_EQ(tx->stats_nosync().tx_completed, kFrames);
+	EXPECT_EQ(on_owner, 0u);
+	const XskStats &ps = peer->stats();
+	EXPECT_EQ(on_peer + ps.k_rx_dropped + ps.k_rx_ring_full, kFrames)
+		<< "received " << on_peer << ", dropped " << ps.k_rx_dropped << " + " << ps.k_rx_ring_full;
+	EXPECT_GT(on_peer, kFrames / 2);
+	std::printf("shared queue: %llu of %llu frames on the peer\n", static_cast<unsigned long long>(on_peer),
+		    static_cast<unsigned long long>(kFrames));
+	EXPECT_EQ(bad_checks, 0u);
+	Accounting a = owner->accounting(), b = peer->accounting();
+	EXPECT_TRUE(a.consistent);
+	EXPECT_EQ(a.in_use, 0u);
+	EXPECT_EQ(a.free + a.fill + a.rx, a.total);
+	EXPECT_EQ(b.total, a.total);
+	EXPECT_EQ(b.fill, a.fill);
+
+	// The owner gone, the peer still has the pool: its frames stay accounted for.
+	owner.reset();
+	EXPECT_EQ(peer->accounting().sockets, 1u);
+	EXPECT_TRUE(peer->accounting().consistent);
 	{
 		InNetns in(tb_->ns_b());
 		EXPECT_TRUE(prog->detach().ok());

@@ -20,6 +20,7 @@
 #include "xoffload/pcap.hpp"
 #include "xoffload/traffic.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/geneve.hpp"
 #include "xoffload/gso.hpp"
 #include "xoffload/xsk.hpp"
 #include "xoffload/xsk_prog.hpp"
@@ -56,11 +57,21 @@ struct XskOpts {
 	std::string gso;		// tso | uso | ufo: --size is a super-packet, segmented per send
 	bool sw_csum = false;		// --gso: never leave the checksum to the queue
 	uint16_t mss = 0;		// 0: from a 1500-byte MTU
+	// send --geneve-vni: every frame in Geneve (RFC 8926) by the GSO engine
+	std::string geneve_vni;
+	std::optional<std::string> geneve_port;	// default 6081
+	std::string outer_src_ip, outer_dst_ip, outer_src_mac, outer_dst_mac;
+	bool geneve_csum = false;
 	// recv
 	std::string xdp_mode = "native";
+	std::string multi_buffer = "auto";	// XDP_USE_SG: auto (when the MTU needs it), on, off
 	std::optional<uint16_t> filter_port;
 	std::optional<uint16_t> filter_vlan;
 	std::optional<double> idle;
+	bool xdp_mode_given = false;
+	bool geneve = false;		// sockets in xdp_geneve's XSKMAP instead of xdp_xsk
+	std::optional<std::string> vni;	// --geneve: take the socket count from this VNI's rule
+	bool pcap_per_socket = false;	// FILE.<socket>.pcap each
 };
 
 double now_s()
@@ -70,19 +81,39 @@ double now_s()
 	return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-Result<std::array<uint8_t, 6>> if_mac(const std::string &ifname)
+// One SIOCGIF* request on ifname.
+Status if_ioctl(const std::string &ifname, unsigned long req, ifreq &ifr, const char *what)
 {
 	UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
 	if (!fd.valid())
 		return errno_error("socket", errno);
-	ifreq ifr{};
 	std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
-	if (::ioctl(fd.get(), SIOCGIFHWADDR, &ifr))
-		return errno_error("read the MAC address of " + ifname, errno);
+	if (::ioctl(fd.get(), req, &ifr))
+		return errno_error(std::string("read the ") + what + " of " + ifname, errno);
+	return ok();
+}
+
+Result<std::array<uint8_t, 6>> if_mac(const std::string &ifname)
+{
+	ifreq ifr{};
+	if (auto s = if_ioctl(ifname, SIOCGIFHWADDR, ifr, "MAC address"); !s)
+		return s.error();
 	std::array<uint8_t, 6> m{};
 	std::memcpy(m.data(), ifr.ifr_hwaddr.sa_data, 6);
 	return m;
 }
+
+Result<uint32_t> if_mtu(const std::string &ifname)
+{
+	ifreq ifr{};
+	if (auto s = if_ioctl(ifname, SIOCGIFMTU, ifr, "MTU"); !s)
+		return s.error();
+	return static_cast<uint32_t>(ifr.ifr_mtu);
+}
+
+// Bytes of a received frame one UMEM chunk holds: the kernel keeps
+// XDP_PACKET_HEADROOM in front of the data (copy and zero-copy mode alike).
+constexpr uint32_t kXdpPacketHeadroom = 256;
 
 // Sockets of one command, with what the summary reports.
 struct Engine {
@@ -90,15 +121,31 @@ struct Engine {
 	std::vector<XskSocket> socks;
 	std::string mode;		// "copy" / "zero-copy"
 	std::string md;			// tx-metadata state
+	bool sg = false;		// bound with XDP_USE_SG
+	bool shared_queue = false;	// all sockets on one queue, one fill ring (create_shared)
+	bool geneve = false;		// socket i sits in slot i of xdp_geneve's XSKMAP
 };
 
-Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx)
+// What the sockets of a command are for.
+struct EngineUse {
+	bool rx = false, tx = false;
+	bool rx_sg = false;		// bind with XDP_USE_SG where the kernel has it
+	uint32_t tx_frame = 0;		// bytes of the largest frame sent whole (0: each fits a chunk)
+	uint32_t shared = 0;		// > 0: that many sockets on one queue (--queue), one buffer pool
+};
+
+Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse &use)
 {
+	const bool rx = use.rx, tx = use.tx;
 	auto bm = xsk::parse_bind_mode(o.xsk_mode);
 	if (!bm)
 		return bm.error();
 	std::vector<uint32_t> qs;
-	if (o.queues) {
+	if (use.shared) {
+		if (use.shared > XO_XSK_MAX_QUEUES)
+			return usage_error("at most " + std::to_string(XO_XSK_MAX_QUEUES) + " sockets on one queue");
+		qs.push_back(o.queue.value_or(0));
+	} else if (o.queues) {
 		if (*o.queues < 1 || *o.queues > XO_XSK_MAX_QUEUES)
 			return usage_error("--queues must be 1.." + std::to_string(XO_XSK_MAX_QUEUES));
 		for (uint32_t q = 0; q < *o.queues; q++)
@@ -126,14 +173,24 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, bool rx, bool tx
 		sc.mode = *bm;
 		sc.need_wakeup = !o.no_need_wakeup;
 		sc.busy_poll = o.busy_poll;
-		sc.multi_buffer = tx && o.size + e.umem->tx_metadata_len() > o.frame_size;
+		sc.multi_buffer = (tx && use.tx_frame + e.umem->tx_metadata_len() > o.frame_size) || (rx && use.rx_sg);
+		sc.multi_buffer_if_supported = rx && o.multi_buffer == "auto";
 		auto s = XskSocket::create(*e.umem, dev, sc);
 		if (!s)
 			return s.error();
 		e.socks.push_back(std::move(*s));
+		// the others share this one's fill ring and frames
+		for (uint32_t k = 1; k < use.shared; k++) {
+			auto p = XskSocket::create_shared(e.socks.front(), sc);
+			if (!p)
+				return p.error();
+			e.socks.push_back(std::move(*p));
+		}
 	}
+	e.shared_queue = use.shared > 0;
 	e.mode = e.socks.front().zero_copy() ? "zero-copy" : "copy";
 	e.md = !tx ? "n/a" : e.umem->tx_metadata() ? "enabled" : "unsupported";
+	e.sg = e.socks.front().multi_buffer();
 	return e;
 }
 
@@ -142,6 +199,7 @@ struct Totals {
 	uint64_t ring_full = 0, kick_busy = 0, kick_errors = 0, wakeups = 0;
 	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
 	uint64_t submitted = 0, completed = 0;
+	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
 };
 
 Totals sum(Engine &e, bool rx)
@@ -151,6 +209,7 @@ Totals sum(Engine &e, bool rx)
 		const auto &st = s.stats();
 		t.packets += rx ? st.rx_packets : st.tx_completed;
 		t.bytes += rx ? st.rx_bytes : 0;
+		t.descs += st.rx_descs;
 		t.submitted += st.tx_packets;
 		t.completed += st.tx_completed;
 		t.ring_full += rx ? st.fill_ring_full : st.tx_ring_full;
@@ -168,10 +227,43 @@ Totals sum(Engine &e, bool rx)
 
 std::string queue_list(const Engine &e)
 {
+	if (e.shared_queue)
+		return std::to_string(e.socks.front().queue());
 	std::string s;
 	for (const auto &k : e.socks)
 		s += (s.empty() ? "" : ",") + std::to_string(k.queue());
 	return s;
+}
+
+// Per-socket counters (stats() refreshed by sum()).
+void sockets_out(Engine &e, bool rx, Json *j)
+{
+	if (j)
+		j->begin_array("sockets");
+	for (size_t i = 0; i < e.socks.size(); i++) {
+		const auto &st = e.socks[i].stats_nosync();
+		if (j) {
+			j->begin_object();
+			if (e.geneve)
+				j->kv("slot", static_cast<uint64_t>(i));
+			j->kv("queue", e.socks[i].queue()).kv("rx_packets", st.rx_packets).kv("rx_bytes", st.rx_bytes)
+				.kv("descriptors", st.rx_descs).kv("tx_completed", st.tx_completed)
+				.kv("rx_dropped", st.k_rx_dropped).kv("rx_ring_full", st.k_rx_ring_full)
+				.kv("fill_ring_empty", st.k_fill_empty).end_object();
+		} else if (e.socks.size() > 1) {
+			std::string who = e.geneve ? "slot " + std::to_string(i) + " (queue " +
+							 std::to_string(e.socks[i].queue()) + ")"
+						   : "queue " + std::to_string(e.socks[i].queue());
+			if (rx)
+				std::printf("  socket %s: %" PRIu64 " packets %" PRIu64 " bytes, drops: rx-dropped %" PRIu64
+					    " rx-ring-full %" PRIu64 "\n",
+					    who.c_str(), st.rx_packets, st.rx_bytes, st.k_rx_dropped, st.k_rx_ring_full);
+			else
+				std::printf("  socket %s: %" PRIu64 " frames completed\n", who.c_str(), st.tx_completed);
+		}
+	}
+	if (j)
+		j->end_array();
 }
 
 void print_interval(const Globals &g, const Netdev &dev, Engine &e, bool rx, const Totals &now,
@@ -202,6 +294,7 @@ void print_interval(const Globals &g, const Netdev &dev, Engine &e, bool rx, con
 	std::fflush(stdout);
 }
 
+// One entry per set of frames: per socket, or once for sockets sharing a queue.
 bool accounting_ok(Engine &e, Json *j)
 {
 	bool all = true;
@@ -211,31 +304,36 @@ bool accounting_ok(Engine &e, Json *j)
 		auto a = s.accounting();
 		all = all && a.consistent;
 		if (j)
-			j->begin_object().kv("queue", s.queue()).kv("rx_packets", s.stats_nosync().rx_packets)
-				.kv("tx_completed", s.stats_nosync().tx_completed).kv("total", a.total).kv("free", a.free)
-				.kv("fill", a.fill).kv("rx", a.rx).kv("tx", a.tx).kv("completion", a.completion)
-				.kv("in_use", a.in_use).kv("bad_addr", a.bad_addr).kv("consistent", a.consistent)
-				.end_object();
+			j->begin_object().kv("queue", s.queue()).kv("sockets", a.sockets).kv("total", a.total)
+				.kv("free", a.free).kv("fill", a.fill).kv("rx", a.rx).kv("tx", a.tx)
+				.kv("completion", a.completion).kv("in_use", a.in_use).kv("bad_addr", a.bad_addr)
+				.kv("consistent", a.consistent).end_object();
+		if (e.shared_queue)
+			break;
 	}
 	if (j)
 		j->end_array();
 	return all;
 }
 
+// gnv: xdp_geneve's counters over the run (recv --geneve).
 void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, const Totals &t, double secs,
-		   const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted)
+		   const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted,
+		   const GeneveCounterSet *gnv = nullptr)
 {
 	double pps = secs > 0 ? static_cast<double>(t.packets) / secs : 0;
 	double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8 / secs / 1e9 : 0;
 	if (g.json) {
 		Json j;
 		j.begin_object().kv("type", "summary").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
-			.kv("queues", queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md)
+			.kv("queues", queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md).kv("multi_buffer", e.sg)
 			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
 			.kv("gbps", gbps).kv("ring_full", t.ring_full).kv("wakeups", t.wakeups)
 			.kv("interrupted", interrupted);
 		if (!rx)
 			j.kv("submitted", t.submitted).kv("completed", t.completed);
+		else
+			j.kv("descriptors", t.descs);
 		j.begin_object("drops").kv("rx_dropped", t.k_rx_dropped).kv("rx_ring_full", t.k_rx_ring_full)
 			.kv("fill_ring_empty", t.k_fill_empty).kv("rx_invalid", t.k_rx_invalid)
 			.kv("tx_invalid", t.k_tx_invalid).kv("kick_busy", t.kick_busy).kv("kick_errors", t.kick_errors)
@@ -246,28 +344,44 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 				j.kv(xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
 			j.end_object();
 		}
+		if (gnv) {
+			j.begin_object("geneve");
+			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+				j.kv(geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
+			j.end_object();
+		}
 		if (pcap_frames)
 			j.kv("pcap_frames", pcap_frames);
+		sockets_out(e, rx, &j);
 		accounting_ok(e, &j);
 		j.end_object().print();
 		return;
 	}
 	std::printf("%s %s summary: %" PRIu64 " packets %" PRIu64 " bytes in %.3f s = %.0f pps %.3f Gbps, "
-		    "queues %s, %s mode, tx-metadata %s%s\n",
+		    "queues %s%s, %s mode, tx-metadata %s, multi-buffer %s%s\n",
 		    dev.name.c_str(), rx ? "rx" : "tx", t.packets, t.bytes, secs, pps, gbps, queue_list(e).c_str(),
-		    e.mode.c_str(), e.md.c_str(), interrupted ? " (interrupted)" : "");
+		    e.shared_queue ? (" (" + std::to_string(e.socks.size()) + " sockets)").c_str() : "",
+		    e.mode.c_str(), e.md.c_str(), e.sg ? "on" : "off", interrupted ? " (interrupted)" : "");
+	sockets_out(e, rx, nullptr);
 	if (!rx)
 		std::printf("  submitted %" PRIu64 " completed %" PRIu64 " ring-full %" PRIu64 " kick-busy %" PRIu64
 			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "\n",
 			    t.submitted, t.completed, t.ring_full, t.kick_busy, t.kick_errors, t.k_tx_invalid);
 	else
-		std::printf("  drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64 " fill-empty %" PRIu64
-			    " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
-			    t.k_rx_dropped, t.k_rx_ring_full, t.k_fill_empty, t.k_rx_invalid, t.ring_full);
+		std::printf("  %" PRIu64 " descriptors; drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64
+			    " fill-empty %" PRIu64 " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
+			    t.descs, t.k_rx_dropped, t.k_rx_ring_full, t.k_fill_empty, t.k_rx_invalid, t.ring_full);
 	if (xc) {
 		std::printf("  xdp_xsk:");
 		for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
 			std::printf(" %s %" PRIu64, xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
+		std::printf("\n");
+	}
+	if (gnv) {
+		std::printf("  xdp_geneve during the run:");
+		for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+			if ((*gnv)[r].packets)
+				std::printf(" %s %" PRIu64, geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
 		std::printf("\n");
 	}
 	if (pcap_frames)
@@ -276,9 +390,10 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 	std::fflush(stdout);
 }
 
-Status check_common(const XskOpts &o)
+// one_queue: --queues counts sockets on the one --queue (recv --geneve)
+Status check_common(const XskOpts &o, bool one_queue = false)
 {
-	if (o.queue && o.queues)
+	if (o.queue && o.queues && !one_queue)
 		return usage_error("--queue and --queues are mutually exclusive");
 	if (o.ring_size < 64 || o.ring_size > 65536 || (o.ring_size & (o.ring_size - 1)))
 		return usage_error("--ring-size must be a power of two in 64..65536");
@@ -413,11 +528,24 @@ Status send_gso_loop(const Globals &g, const Netdev &dev, Engine &e, const XskOp
 	if (o.ring_size < static_cast<uint32_t>(nseg))
 		return usage_error("--ring-size " + std::to_string(o.ring_size) + " below the " + std::to_string(nseg) +
 				   " segments of one super-packet");
+	{
+		// one dry run into chunk-sized buffers: a segment that cannot fit
+		// (--mss, Geneve headers) is a usage error, not a failure mid-send
+		std::vector<std::byte> scratch(static_cast<size_t>(nseg) * cap);
+		for (int i = 0; i < nseg; i++)
+			frames[i] = GsoFrame{scratch.data() + static_cast<size_t>(i) * cap, cap};
+		if (gso_segment(input, req, frames, &why) != nseg)
+			return usage_error(std::string("--gso ") + o.gso + ": " + to_string(why) + " (UMEM frames hold " +
+					   std::to_string(cap) + " bytes)");
+	}
 	if (!g.json)
-		std::fprintf(stderr, "sending %s super-packets of %zu bytes as %d segments (mss %u) on %s queues %s "
+		std::fprintf(stderr, "sending %s super-packets of %zu bytes as %d segments (mss %u)%s on %s queues %s "
 				     "(%s mode, tx-metadata %s, checksum %s)\n",
-			     to_string(req.type), super.bytes.size(), nseg, req.mss, dev.name.c_str(),
-			     queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
+			     to_string(req.type), super.bytes.size(), nseg, req.mss,
+			     req.geneve ? (" in Geneve VNI " + std::to_string(req.geneve->vni) + " port " +
+					   std::to_string(req.geneve->dst_port)).c_str()
+					: "",
+			     dev.name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
 			     req.csum == CsumMode::tx_metadata ? "by TX metadata" : "in software, during the copy");
 
 	SendPacer pacer(g, dev, e, o);
@@ -481,6 +609,102 @@ Status send_gso_loop(const Globals &g, const Netdev &dev, Engine &e, const XskOp
 	return pacer.finish(bytes, pcap);
 }
 
+// Bytes Geneve adds in front of an inner frame (outer tags aside): outer
+// Ethernet, IPv4/IPv6, UDP and the Geneve header. Also what the inner IP
+// packet loses of the MTU (its own Ethernet header now counts), so what the
+// default mss gives up.
+uint32_t geneve_overhead(const GeneveEncap &g)
+{
+	return 14 + (g.ipv6 ? 40 : 20) + 8 + 8;
+}
+
+// The --geneve-* and --outer-* options (nullopt without --geneve-vni), all
+// checked here; the outer source MAC, when not given, is the interface's and
+// set later.
+Result<std::optional<GeneveEncap>> parse_geneve_send(const XskOpts &o)
+{
+	if (o.geneve_vni.empty()) {
+		if (o.geneve_port || !o.outer_src_ip.empty() || !o.outer_dst_ip.empty() || !o.outer_src_mac.empty() ||
+		    !o.outer_dst_mac.empty() || o.geneve_csum)
+			return usage_error("--geneve-port, --geneve-csum and --outer-* need --geneve-vni");
+		return std::optional<GeneveEncap>();
+	}
+	GeneveEncap g;
+	auto vni = parse_vni(o.geneve_vni);
+	if (!vni)
+		return usage_error("--geneve-vni: " + vni.error().msg);
+	g.vni = *vni;
+	if (o.geneve_port) {
+		auto port = parse_geneve_port(*o.geneve_port);
+		if (!port)
+			return usage_error("--geneve-port: " + port.error().msg);
+		g.dst_port = *port;
+	}
+	if (o.outer_src_ip.empty() || o.outer_dst_ip.empty())
+		return usage_error("--geneve-vni needs --outer-src-ip and --outer-dst-ip (the tunnel endpoints)");
+	bool v6a = false, v6b = false;
+	if (auto s = parse_ip(o.outer_src_ip, g.src_ip, &v6a); !s)
+		return s.error();
+	if (auto s = parse_ip(o.outer_dst_ip, g.dst_ip, &v6b); !s)
+		return s.error();
+	if (v6a != v6b)
+		return usage_error("--outer-src-ip and --outer-dst-ip must both be IPv4 or both IPv6");
+	g.ipv6 = v6a;
+	auto dmac = parse_mac(o.outer_dst_mac.empty() ? o.dst_mac : o.outer_dst_mac);
+	if (!dmac)
+		return dmac.error();
+	g.dst_mac.b = *dmac;
+	if (!o.outer_src_mac.empty()) {
+		auto smac = parse_mac(o.outer_src_mac);
+		if (!smac)
+			return smac.error();
+		g.src_mac.b = *smac;
+	}
+	g.udp_csum = o.geneve_csum;
+	return std::optional<GeneveEncap>(g);
+}
+
+// One frame of the plain send loop, with where its L4 checksum is when TX
+// metadata completes it.
+struct TxFrame {
+	std::vector<std::byte> bytes;
+	uint16_t csum_start = 0, csum_offset = 0;
+	bool partial = false;
+};
+
+// The frame spec describes, wrapped in Geneve by the segmentation engine
+// when req.geneve is set (req.type none: one frame, outer tags from req).
+Result<TxFrame> make_tx_frame(FrameSpec spec, const GsoRequest &req, bool partial)
+{
+	TxFrame f;
+	if (!req.geneve) {
+		spec.csum_partial = partial;
+		auto b = build_frame(spec);
+		if (!b)
+			return b.error();
+		f.bytes = std::move(b->bytes);
+		f.csum_start = b->csum_start;
+		f.csum_offset = b->csum_offset;
+		f.partial = partial;
+		return f;
+	}
+	auto inner = build_frame(spec);
+	if (!inner)
+		return inner.error();
+	GsoRequest r = req;
+	r.csum = partial ? CsumMode::tx_metadata : CsumMode::software;
+	f.bytes.resize(inner->bytes.size() + geneve_overhead(*req.geneve) + 4 * req.ntags);
+	GsoFrame out{f.bytes.data(), static_cast<uint32_t>(f.bytes.size())};
+	GsoError why{};
+	if (gso_segment(inner->bytes, r, std::span<GsoFrame>(&out, 1), &why) != 1)
+		return usage_error(std::string("--geneve-vni: ") + to_string(why));
+	f.bytes.resize(out.len);
+	f.csum_start = out.csum_start;
+	f.csum_offset = out.csum_offset;
+	f.partial = out.csum_partial;
+	return f;
+}
+
 Status run_send(const Globals &g, const XskOpts &o)
 {
 	if (auto s = check_common(o); !s)
@@ -518,7 +742,18 @@ Status run_send(const Globals &g, const XskOpts &o)
 			return m.error();
 		spec.src_mac = *m;
 	}
+	auto gnv = parse_geneve_send(o);
+	if (!gnv)
+		return gnv.error();
 	GsoRequest req;
+	if (*gnv) {
+		req.geneve = &**gnv;
+		// the outer IP length field holds the outer UDP, Geneve and the inner frame
+		const uint32_t max = 65535 - (geneve_overhead(**gnv) - 14 - ((*gnv)->ipv6 ? 40 : 0));
+		if (o.size > max)
+			return usage_error("--size " + std::to_string(o.size) + " too large for Geneve (at most " +
+					   std::to_string(max) + ")");
+	}
 	if (!o.gso.empty()) {
 		if (o.gso != "tso" && o.gso != "uso" && o.gso != "ufo")
 			return usage_error("--gso must be tso, uso or ufo");
@@ -527,32 +762,56 @@ Status run_send(const Globals &g, const XskOpts &o)
 		req.type = o.gso == "tso" ? (spec.ipv6 ? GsoType::tso6 : GsoType::tso4)
 			 : o.gso == "uso" ? (spec.ipv6 ? GsoType::uso6 : GsoType::uso4)
 					  : (spec.ipv6 ? GsoType::ufo6 : GsoType::ufo4);
-		req.mss = o.mss ? o.mss : default_mss(req.type);
-		// tags go in while each segment is copied, never into the super-packet
+		// the default fills a 1500-byte MTU, outer headers included
+		req.mss = o.mss ? o.mss
+				: static_cast<uint16_t>(default_mss(req.type) - (*gnv ? geneve_overhead(**gnv) : 0));
+	} else if (o.mss) {
+		return usage_error("--mss needs --gso");
+	}
+	if (req.type != GsoType::none || req.geneve) {
+		// tags go in while each frame is copied, never into the super-packet
+		// (with Geneve: on the outer frame)
 		req.ntags = static_cast<uint8_t>(spec.vids.size());
 		for (size_t i = 0; i < spec.vids.size(); i++)
 			req.tags[i] = GsoVlanTag{static_cast<uint16_t>(spec.vids.size() == 2 && i == 0 ? 0x88a8 : 0x8100),
 						 spec.vids[i], 0, false};
 		spec.vids.clear();
-	} else if (o.mss) {
-		return usage_error("--mss needs --gso");
 	}
 	// Validate the frame before touching the system.
-	if (auto f = build_frame(spec); !f)
+	if (req.type != GsoType::none) {
+		auto super = build_frame(spec);
+		if (!super)
+			return super.error();
+		GsoError why{};
+		const std::span<const std::byte> in(super->bytes);
+		if (gso_count(std::span<const std::span<const std::byte>>(&in, 1), req, &why) < 0)
+			return usage_error("--gso " + o.gso + ": " + to_string(why));
+	} else if (auto f = make_tx_frame(spec, req, false); !f) {
 		return f.error();
+	}
 
 	if (auto s = prepare(g); !s)
 		return s;
 	auto dev = netdev_lookup(o.ifname);
 	if (!dev)
 		return dev.error();
-	if (o.src_mac.empty()) {
+	if (o.src_mac.empty() || (*gnv && o.outer_src_mac.empty())) {
 		auto m = if_mac(dev->name);
 		if (!m)
 			return m.error();
-		spec.src_mac = *m;
+		if (o.src_mac.empty())
+			spec.src_mac = *m;
+		if (*gnv && o.outer_src_mac.empty())
+			(*gnv)->src_mac.b = *m;
 	}
-	auto eng = make_engine(*dev, o, false, true);
+	uint32_t tx_frame = 0;	// GSO segments always fit a chunk
+	if (req.type == GsoType::none) {
+		auto f = make_tx_frame(spec, req, false);
+		if (!f)
+			return f.error();
+		tx_frame = static_cast<uint32_t>(f->bytes.size());
+	}
+	auto eng = make_engine(*dev, o, EngineUse{false, true, false, tx_frame});
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
@@ -574,6 +833,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 		pc.l4 = req.type == GsoType::tso4 ? L4::tcp4 : req.type == GsoType::tso6 ? L4::tcp6
 		      : req.type == GsoType::uso4 ? L4::udp4 : req.type == GsoType::uso6 ? L4::udp6 : L4::ufo4;
 		pc.vlans = req.ntags;
+		pc.encap = req.geneve ? Encap::geneve : Encap::none;
 		pc.payload = static_cast<unsigned>(super->bytes.size());
 		pc.gso_size = req.mss;
 		auto facts = tx_queue_facts_live(dev->name, KernelVersion::v6_12, e.socks.front().zero_copy());
@@ -587,8 +847,8 @@ Status run_send(const Globals &g, const XskOpts &o)
 		req.csum = csum_hw ? CsumMode::tx_metadata : CsumMode::software;
 		return send_gso_loop(g, *dev, e, o, *super, req, pcap);
 	}
-	spec.csum_partial = hw_csum;
-	auto built = build_frame(spec);
+	// Geneve: the engine wraps the inner frame once; every send reuses it
+	auto built = make_tx_frame(spec, req, hw_csum);
 	if (!built)
 		return built.error();
 	const auto &frame = built->bytes;
@@ -621,9 +881,12 @@ Status run_send(const Globals &g, const XskOpts &o)
 		s.tx_free({all.data(), n});
 	}
 	if (!g.json)
-		std::fprintf(stderr, "sending on %s queues %s (%s mode, tx-metadata %s%s), %u-byte frames\n",
+		std::fprintf(stderr, "sending on %s queues %s (%s mode, tx-metadata %s%s), %u-byte frames%s\n",
 			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
-			     hw_csum ? ", checksum by TX metadata" : "", len);
+			     hw_csum ? ", checksum by TX metadata" : "", len,
+			     req.geneve ? (" in Geneve VNI " + std::to_string(req.geneve->vni) + " port " +
+					   std::to_string(req.geneve->dst_port)).c_str()
+					: "");
 
 	SendPacer pacer(g, *dev, e, o);
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
@@ -655,8 +918,8 @@ Status run_send(const Globals &g, const XskOpts &o)
 				uint32_t l = std::min(cap, len - k * cap);
 				if (chunks > 1) // prefilled frames only hold whole one-chunk frames
 					std::memcpy(s.data(addrs[i]), frame.data() + k * cap, l);
-				descs[i] = xsk::TxDesc{addrs[i], l, k + 1 < chunks, hw_csum && k == 0, built->csum_start,
-						       built->csum_offset};
+				descs[i] = xsk::TxDesc{addrs[i], l, k + 1 < chunks, built->partial && k == 0,
+						       built->csum_start, built->csum_offset};
 			}
 			uint32_t m = s.tx_submit({descs.data(), n});
 			if (m < n)
@@ -679,55 +942,229 @@ Status run_send(const Globals &g, const XskOpts &o)
 
 // ---- recv -------------------------------------------------------------------
 
+// --pcap-per-socket: rx.pcap -> rx.0.pcap, rx.1.pcap, ...; other names get .N.pcap appended.
+std::string pcap_per_socket_name(const std::string &path, size_t i)
+{
+	const std::string ext = ".pcap";
+	const bool has_ext = path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+	return (has_ext ? path.substr(0, path.size() - ext.size()) : path) + "." + std::to_string(i) + ext;
+}
+
+// recv --geneve: the sockets sit in slots 0..N-1 of the XSKMAP xdp_geneve
+// pinned for the interface, for as long as recv runs; xdp_geneve stays.
+class GeneveSlots {
+public:
+	GeneveSlots(GeneveMaps maps) : maps_(std::move(maps)) {}
+	~GeneveSlots() { (void)clear(); }
+	GeneveMaps &maps() { return maps_; }
+	Status add(uint32_t slot, int fd)
+	{
+		// never take a slot from a live socket: the kernel empties those of
+		// closed ones, so a taken slot is another receiver's
+		if (auto s = maps_.set_xsk(slot, fd, false); !s)
+			return s;
+		slots_.push_back(slot);
+		return ok();
+	}
+	Status clear()
+	{
+		Status st = ok();
+		for (uint32_t slot : slots_)
+			if (auto s = maps_.set_xsk(slot, -1); !s && st)
+				st = s;
+		slots_.clear();
+		return st;
+	}
+
+private:
+	GeneveMaps maps_;
+	std::vector<uint32_t> slots_;
+};
+
+// How many sockets recv --geneve makes: --queues, else the xsk rule of
+// --vni, else the largest xsk rule on the interface.
+Result<uint32_t> geneve_sockets(const GeneveMaps &maps, const Netdev &dev, const XskOpts &o)
+{
+	auto rules = maps.rules();
+	if (!rules)
+		return rules.error();
+	uint32_t rule_queues = 0;
+	if (o.vni) {
+		auto vni = parse_vni(*o.vni);
+		if (!vni)
+			return usage_error("--vni: " + vni.error().msg);
+		const GeneveRule *r = nullptr;
+		for (const auto &x : *rules)
+			if (x.vni == *vni)
+				r = &x;
+		if (!r)
+			return runtime_error("no Geneve rule for VNI " + std::to_string(*vni) + " on " + dev.name, ENOENT);
+		if (r->action != XO_GNV_ACT_XSK)
+			return runtime_error("the Geneve rule of VNI " + std::to_string(*vni) + " on " + dev.name + " is " +
+						     geneve_action_name(r->action) + ", not xsk",
+					     EINVAL);
+		rule_queues = r->queues;
+	} else {
+		for (const auto &x : *rules)
+			if (x.action == XO_GNV_ACT_XSK)
+				rule_queues = std::max(rule_queues, x.queues);
+	}
+	if (o.queues) {
+		if (rule_queues > *o.queues)
+			std::fprintf(stderr, "warning: xdp_geneve steers to %u slots, %u sockets leave the rest empty "
+					     "(counted no-target)\n",
+				     rule_queues, *o.queues);
+		return *o.queues;
+	}
+	if (!rule_queues)
+		return runtime_error("no Geneve rule on " + dev.name + " steers to AF_XDP sockets (geneve rule add " +
+					     dev.name + " --vni N --action xsk --queues N), or give --queues",
+				     ENOENT);
+	return rule_queues;
+}
+
 Status run_recv(const Globals &g, const XskOpts &o)
 {
-	if (auto s = check_common(o); !s)
+	if (o.geneve) {
+		if (o.filter_port || o.filter_vlan || o.xdp_mode_given)
+			return usage_error("--filter-udp-port, --filter-vlan and --xdp-mode are xdp_xsk's; with --geneve "
+					   "xdp_geneve's rules decide what arrives");
+		if (o.queues && (*o.queues < 1 || *o.queues > XO_GNV_MAX_QUEUES))
+			return usage_error("--queues must be 1.." + std::to_string(XO_GNV_MAX_QUEUES));
+	} else if (o.vni) {
+		return usage_error("--vni needs --geneve");
+	}
+	if (auto s = check_common(o, o.geneve); !s)
 		return s;
 	auto xm = parse_xdp_mode(o.xdp_mode);
 	if (!xm)
 		return xm.error();
 	if (o.filter_vlan && *o.filter_vlan > 4094)
 		return usage_error("--filter-vlan must be 0..4094");
+	if (o.multi_buffer != "auto" && o.multi_buffer != "on" && o.multi_buffer != "off")
+		return usage_error("--multi-buffer must be auto, on or off");
+	if (o.pcap_per_socket && o.pcap.empty())
+		return usage_error("--pcap-per-socket needs --pcap");
 	if (auto s = prepare(g); !s)
 		return s;
 	auto dev = netdev_lookup(o.ifname);
 	if (!dev)
 		return dev.error();
+	std::optional<GeneveSlots> slots;
+	uint32_t nsock = 0;
+	if (o.geneve) {
+		if (auto s = bpffs_check(); !s)
+			return s;
+		auto maps = GeneveMaps::open(pin_dir(*dev), dev->name, false);
+		if (!maps)
+			return maps.error();
+		auto n = geneve_sockets(*maps, *dev, o);
+		if (!n)
+			return n.error();
+		nsock = *n;
+		slots.emplace(std::move(*maps));
+		auto st = status(*dev);
+		bool attached = false;
+		if (st)
+			for (const auto &a : st->ours)
+				attached = attached || (a.feature == Feature::geneve && a.hook == Hook::xdp);
+		if (!attached)
+			std::fprintf(stderr, "warning: xdp_geneve is not attached to %s: nothing reaches the sockets until "
+					     "offload-tool attach %s geneve\n",
+				     dev->name.c_str(), dev->name.c_str());
+	}
+	// XDP_USE_SG where frames can outgrow a chunk: asked for needlessly, it
+	// would make the kernel fall back to copy mode on a zero-copy driver
+	// without multi-buffer support (xp_assign_dev)
+	bool sg = o.multi_buffer == "on";
+	if (o.multi_buffer == "auto") {
+		auto mtu = if_mtu(dev->name);
+		if (!mtu)
+			return mtu.error();
+		sg = *mtu + 14 + 8 > o.frame_size - kXdpPacketHeadroom;	// Ethernet + two tags
+	}
 	// Sockets first: a queue in use fails here, before any program is attached.
-	auto eng = make_engine(*dev, o, true, false);
+	auto eng = make_engine(*dev, o, EngineUse{true, false, sg, 0, nsock});
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
-	xsk::RxFilter filter;
-	filter.udp_dport = o.filter_port;
-	filter.vid = o.filter_vlan;
-	auto prog = xsk::XskProgram::attach(*dev, *xm, filter);
-	if (!prog)
-		return prog.error();
-	for (auto &s : e.socks)
-		if (auto st = prog->add_socket(s.queue(), s.fd()); !st)
-			return st;
-	std::optional<PcapWriter> pcap;
-	if (!o.pcap.empty()) {
+	e.geneve = o.geneve;
+	std::optional<xsk::XskProgram> prog;
+	if (o.geneve) {
+		for (uint32_t i = 0; i < nsock; i++)
+			if (auto st = slots->add(i, e.socks[i].fd()); !st)
+				return st;
+	} else {
+		xsk::RxFilter filter;
+		filter.udp_dport = o.filter_port;
+		filter.vid = o.filter_vlan;
+		auto p = xsk::XskProgram::attach(*dev, *xm, filter);
+		if (!p) {
+			// single-program XDP: xdp_geneve holds the hook, but its XSKMAP is open
+			auto st = status(*dev);
+			if (st)
+				for (const auto &a : st->ours)
+					if (a.feature == Feature::geneve && a.hook == Hook::xdp)
+						return runtime_error(p.error().msg + "; xdp_geneve is attached: "
+									 "recv --geneve receives from its xsk rules",
+								     p.error().err);
+			return p.error();
+		}
+		prog.emplace(std::move(*p));
+		for (auto &s : e.socks)
+			if (auto st = prog->add_socket(s.queue(), s.fd()); !st)
+				return st;
+	}
+	std::optional<PcapWriter> pcap;		// every frame, or
+	std::vector<PcapWriter> pcaps;		// one file per socket
+	if (!o.pcap.empty() && !o.pcap_per_socket) {
 		auto w = PcapWriter::open(o.pcap);
 		if (!w)
 			return w.error();
 		pcap.emplace(std::move(*w));
 	}
+	if (o.pcap_per_socket) {
+		for (size_t i = 0; i < e.socks.size(); i++) {
+			auto w = PcapWriter::open(pcap_per_socket_name(o.pcap, i));
+			if (!w)
+				return w.error();
+			pcaps.push_back(std::move(*w));
+		}
+	}
+	GeneveCounters gnv0;
+	if (slots) {
+		auto c = slots->maps().counters();
+		if (c)
+			gnv0 = *c;
+	}
 	for (auto &s : e.socks)
 		s.refill();
-	if (!g.json)
-		std::fprintf(stderr, "receiving on %s queues %s (%s mode, xdp_xsk prog id %u %s)\n",
-			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), prog->prog_id(),
-			     to_string(*xm));
+	if (g.json) {
+		// tells scripts the sockets are in place
+		Json j;
+		j.begin_object().kv("type", "start").kv("interface", dev->name).kv("queues", queue_list(e))
+			.kv("sockets", static_cast<uint64_t>(e.socks.size())).kv("mode", e.mode)
+			.kv("multi_buffer", e.sg).kv("via", o.geneve ? "xdp_geneve" : "xdp_xsk").end_object().print();
+		std::fflush(stdout);
+	} else if (o.geneve) {
+		std::fprintf(stderr, "receiving on %s queue %s with %zu sockets in xdp_geneve's XSKMAP slots 0..%zu "
+				     "(%s mode, multi-buffer %s)\n",
+			     dev->name.c_str(), queue_list(e).c_str(), e.socks.size(), e.socks.size() - 1, e.mode.c_str(),
+			     e.sg ? "on" : "off");
+	} else {
+		std::fprintf(stderr, "receiving on %s queues %s (%s mode, multi-buffer %s, xdp_xsk prog id %u %s)\n",
+			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.sg ? "on" : "off",
+			     prog->prog_id(), to_string(*xm));
+	}
 
 	install_stop_handler();
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
-	std::vector<xsk::RxDesc> descs(o.batch);
+	// room for the longest descriptor chain: rx_peek then returns whole frames
+	std::vector<xsk::RxDesc> descs(std::max(o.batch, xsk::kMaxRxChain));
 	std::vector<pollfd> pfds;
 	for (auto &s : e.socks)
 		pfds.push_back(pollfd{s.fd(), POLLIN, 0});
-	std::vector<std::span<const std::byte>> pieces(64);
+	std::vector<std::span<const std::byte>> pieces(xsk::kMaxRxChain);
 	size_t npieces = 0;
 	uint64_t got = 0;
 	const double t0 = now_s();
@@ -738,26 +1175,28 @@ Status run_recv(const Globals &g, const XskOpts &o)
 
 	while (got < limit) {
 		bool any = false;
-		for (auto &s : e.socks) {
+		for (size_t k = 0; k < e.socks.size(); k++) {
+			auto &s = e.socks[k];
 			uint32_t n = s.rx_peek(descs);
 			if (!n)
 				continue;
 			any = true;
-			if (pcap)
+			PcapWriter *w = pcaps.empty() ? (pcap ? &*pcap : nullptr) : &pcaps[k];
+			if (w)
 				clock_gettime(CLOCK_REALTIME, &ts);
 			for (uint32_t i = 0; i < n; i++) {
 				const auto &d = descs[i];
-				if (pcap && npieces < pieces.size())
+				if (w && npieces < pieces.size())
 					pieces[npieces++] = {s.data(d.addr), d.len};
 				if (d.more)
 					continue;
 				if (got < limit) {
 					got++;
-					if (pcap) {
+					if (w) {
 						if (npieces == 1)
-							pcap->write(pieces[0], ts);
+							w->write(pieces[0], ts);
 						else
-							pcap->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
+							w->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
 					}
 				}
 				npieces = 0;
@@ -778,7 +1217,10 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			break;
 		if (t >= next_report) {
 			Totals cur = sum(e, true);
-			auto xc = prog->counters();
+			std::optional<xsk::XskProgCounters> xc;
+			if (prog)
+				if (auto c = prog->counters())
+					xc = *c;
 			print_interval(g, *dev, e, true, cur, prev, t - last, xc ? &*xc : nullptr);
 			prev = cur;
 			last = t;
@@ -793,14 +1235,38 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		}
 	}
 	const double secs = now_s() - t0;
-	auto xc = prog->counters();
-	if (auto s = prog->detach(); !s)
-		return s;
+	std::optional<xsk::XskProgCounters> xc;
+	std::optional<GeneveCounterSet> gnv;
+	if (prog) {
+		if (auto c = prog->counters())
+			xc = *c;
+		if (auto s = prog->detach(); !s)
+			return s;
+	}
+	if (slots) {
+		if (auto c = slots->maps().counters()) {
+			gnv.emplace();
+			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
+				(*gnv)[r].packets = c->total[r].packets - gnv0.total[r].packets;
+				(*gnv)[r].bytes = c->total[r].bytes - gnv0.total[r].bytes;
+			}
+		}
+		if (auto s = slots->clear(); !s)
+			return s;
+	}
 	Totals t = sum(e, true);
-	if (pcap)
+	uint64_t pcap_frames = 0;
+	if (pcap) {
 		if (auto s = pcap->close(); !s)
 			return s;
-	print_summary(g, *dev, e, true, t, secs, xc ? &*xc : nullptr, pcap ? pcap->frames() : 0, interrupted);
+		pcap_frames = pcap->frames();
+	}
+	for (auto &w : pcaps) {
+		if (auto s = w.close(); !s)
+			return s;
+		pcap_frames += w.frames();
+	}
+	print_summary(g, *dev, e, true, t, secs, xc ? &*xc : nullptr, pcap_frames, interrupted, gnv ? &*gnv : nullptr);
 	if (!accounting_ok(e, nullptr))
 		return runtime_error("UMEM frame accounting inconsistent (bug)");
 	return ok();
@@ -848,19 +1314,37 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	s->add_flag("--tx-csum", so->tx_csum,
 		    "Let the device compute the L4 checksum (AF_XDP TX metadata; software where unsupported)");
 	s->add_flag("--no-tx-metadata", so->no_tx_metadata, "Register the UMEM without TX metadata");
+	s->add_option("--geneve-vni", so->geneve_vni,
+		      "Send every frame (or segment) inside Geneve with this VNI (0..16777215); --size is the inner frame");
+	s->add_option("--geneve-port", so->geneve_port, "Outer UDP destination port (default 6081)");
+	s->add_option("--outer-src-ip", so->outer_src_ip, "Outer (tunnel) source IPv4/IPv6 address");
+	s->add_option("--outer-dst-ip", so->outer_dst_ip, "Outer (tunnel) destination IPv4/IPv6 address");
+	s->add_option("--outer-src-mac", so->outer_src_mac, "Outer source MAC (default: the interface's)");
+	s->add_option("--outer-dst-mac", so->outer_dst_mac, "Outer destination MAC (default: --dst-mac)");
+	s->add_flag("--geneve-csum", so->geneve_csum, "Compute the outer UDP checksum (default: zero)");
 	s->callback([&g, &rc, so] {
 		if (auto st = run_send(g, *so); !st)
 			rc = report(st.error());
 	});
 
 	auto ro = std::make_shared<XskOpts>();
-	auto *r = app.add_subcommand("recv", "Receive frames through AF_XDP (attaches xdp_xsk while running)");
+	auto *r = app.add_subcommand("recv", "Receive frames through AF_XDP (attaches xdp_xsk while running, "
+					     "or shares xdp_geneve's XSKMAP with --geneve)");
 	add_common(r, *ro);
-	r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb")->capture_default_str();
+	auto *xdp_mode = r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb")->capture_default_str();
+	r->add_flag("--geneve", ro->geneve,
+		    "Do not attach xdp_xsk: put N sockets, all on --queue (default 0) and sharing one fill ring, in "
+		    "slots 0..N-1 of the XSKMAP of xdp_geneve's xsk rules (N: --queues, else the rule's --queues)");
+	r->add_option("--vni", ro->vni, "With --geneve: N from this VNI's xsk rule");
+	r->add_flag("--pcap-per-socket", ro->pcap_per_socket, "With --pcap FILE.pcap: FILE.<socket>.pcap for each socket");
 	r->add_option("--filter-udp-port", ro->filter_port, "Only redirect UDP to this destination port");
 	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)");
 	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame");
-	r->callback([&g, &rc, ro] {
+	r->add_option("--multi-buffer", ro->multi_buffer,
+		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")
+		->capture_default_str();
+	r->callback([&g, &rc, ro, xdp_mode] {
+		ro->xdp_mode_given = xdp_mode->count() > 0;
 		if (auto st = run_recv(g, *ro); !st)
 			rc = report(st.error());
 	});

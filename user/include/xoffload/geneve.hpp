@@ -87,7 +87,9 @@ public:
 	Status set_verify_csum(bool on);
 	Result<xo_gnv_cfg> cfg() const;
 	// Puts an AF_XDP socket in XSKMAP slot @slot (removes it with fd < 0).
-	Status set_xsk(uint32_t slot, int xsk_fd);
+	// Without replace, a slot that holds a live socket is an EEXIST error
+	// (the kernel empties the slots of closed sockets itself).
+	Status set_xsk(uint32_t slot, int xsk_fd, bool replace = true);
 	Result<GeneveCounters> counters() const;
 
 private:

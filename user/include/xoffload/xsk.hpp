@@ -1,9 +1,14 @@
-// AF_XDP engine: a UMEM shared by several sockets (one per queue), their
-// fill/completion/rx/tx rings, and an exact account of every UMEM frame.
+// AF_XDP engine: a UMEM shared by several sockets (one per queue, or several
+// on one queue), their fill/completion/rx/tx rings, and an exact account of
+// every UMEM frame.
 //
 // Ownership: Umem and XskSocket are move-only handles; each socket keeps the
 // UMEM registration alive, so destruction order does not matter. Each socket
-// owns a disjoint slice of the UMEM frames and must be driven by one thread.
+// made by create() owns a disjoint slice of the UMEM frames and its own
+// fill/completion rings, and must be driven by one thread. Sockets made by
+// create_shared() share the slice and the fill/completion rings of the socket
+// they were made from (one kernel buffer pool per queue): a whole group must
+// be driven by one thread.
 //
 // Hot-path calls (refill, rx, tx_*, complete, kick) are noexcept and never
 // allocate; a full ring is a normal return value (fewer frames moved), never
@@ -81,6 +86,9 @@ struct SocketConfig {
 	BindMode mode = BindMode::automatic;
 	bool need_wakeup = true;
 	bool multi_buffer = false;	// XDP_USE_SG: frames spanning several chunks
+	// With multi_buffer: where the kernel does not know XDP_USE_SG (< 6.6),
+	// bind without it instead of failing; multi_buffer() tells which.
+	bool multi_buffer_if_supported = false;
 	bool busy_poll = false;		// SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET)
 	uint32_t busy_poll_usecs = 20;
 	uint32_t busy_poll_budget = 64;
@@ -127,11 +135,12 @@ struct Accounting {
 	uint64_t total = 0;
 	uint64_t free = 0, fill = 0, rx = 0, tx = 0, completion = 0, in_use = 0;
 	uint64_t bad_addr = 0;		// addresses from the kernel in an impossible state
+	uint32_t sockets = 1;		// sockets sharing these frames (create_shared)
 	bool consistent = false;	// sum == total, recount matches, no bad_addr
 };
 
 struct XskStats {
-	uint64_t rx_packets = 0, rx_bytes = 0, rx_descs = 0;
+	uint64_t rx_packets = 0, rx_bytes = 0, rx_descs = 0;	// packets: whole frames
 	uint64_t tx_packets = 0, tx_bytes = 0;		// submitted to the TX ring
 	uint64_t tx_completed = 0;			// frames back on the completion ring
 	uint64_t tx_ring_full = 0;			// submit found no room for a frame
@@ -162,6 +171,11 @@ struct RxDesc {
 	bool more;			// frame continues in the next descriptor
 };
 
+// Descriptors of the longest frame the kernel hands out: MAX_SKB_FRAGS (at
+// most 45, CONFIG_MAX_SKB_FRAGS) + 1. An rx_peek span this long never cuts a
+// frame.
+inline constexpr uint32_t kMaxRxChain = 46;
+
 // ---- socket --------------------------------------------------------------------
 
 class XskSocket {
@@ -172,6 +186,15 @@ public:
 	// lets the kernel fall back to copy; zero_copy fails where unsupported.
 	// A queue already bound to an AF_XDP socket gives a clear "in use" error.
 	static Result<XskSocket> create(Umem &umem, const Netdev &dev, const SocketConfig &cfg);
+	// Creates another socket on peer's device and queue, bound with
+	// XDP_SHARED_UMEM to peer: the kernel gives both one buffer pool, so the
+	// new socket has no fill/completion ring and no frames of its own; it
+	// shares peer's (any socket of the group may receive a frame another
+	// one's refill() handed out, and accounting() covers the group). This is
+	// how several sockets take turns on one queue (software RSS by an XDP
+	// program's XSKMAP). From cfg only rx_size, tx_size and busy_poll* apply;
+	// mode, need_wakeup and multi-buffer are the peer's.
+	static Result<XskSocket> create_shared(XskSocket &peer, const SocketConfig &cfg);
 
 	XskSocket(XskSocket &&) noexcept;
 	XskSocket &operator=(XskSocket &&) noexcept;
@@ -189,8 +212,11 @@ public:
 
 	// RX: gives free frames to the fill ring; returns how many.
 	uint32_t refill() noexcept;
-	// Takes up to max descriptors off the RX ring into out (frames become
-	// in_use); call rx_release for each once done with the bytes.
+	// Takes up to out.size() descriptors off the RX ring (frames become
+	// in_use); call rx_release for each once done with the bytes. Returns
+	// whole frames only: a multi-buffer chain (more set on all but its last
+	// descriptor) that does not fit stays on the ring for the next call,
+	// unless out is too short for even one chain (see kMaxRxChain).
 	uint32_t rx_peek(std::span<RxDesc> out) noexcept;
 	void rx_release(std::span<const RxDesc> descs) noexcept;
 
@@ -218,6 +244,7 @@ public:
 
 	const XskStats &stats() noexcept;	// refreshes the kernel counters
 	const XskStats &stats_nosync() const noexcept;
+	// Frames of this socket, or of its create_shared() group.
 	Accounting accounting() const noexcept;
 	// Frames currently in TX (submitted, not yet completed).
 	uint64_t tx_outstanding() const noexcept;

@@ -30,8 +30,10 @@ const char *xsk_counter_name(unsigned reason) noexcept;
 class XskProgram {
 public:
 	// Loads xdp_xsk with the filter and attaches it to dev in the given
-	// mode. Fails clearly when another XDP program holds the interface in a
-	// way libxdp cannot share (single-program mode on this kernel).
+	// mode, frags-aware (multi-buffer frames) where the kernel supports it.
+	// Fails clearly when another XDP program holds the interface in a way
+	// libxdp cannot share (single-program mode on this kernel), or when the
+	// MTU is too large for XDP there.
 	static Result<XskProgram> attach(const Netdev &dev, XdpMode mode, const RxFilter &filter);
 
 	XskProgram(XskProgram &&) noexcept;
@@ -43,6 +45,8 @@ public:
 	Result<XskProgCounters> counters() const;
 	uint32_t prog_id() const noexcept;
 	bool multiprog() const noexcept;
+	// Loaded with BPF_F_XDP_HAS_FRAGS: sees multi-buffer frames whole.
+	bool frags() const noexcept;
 	// Detaches now; idempotent.
 	Status detach();
 

@@ -414,7 +414,7 @@ Status GeneveMaps::set_verify_csum(bool on)
 	return put_cfg(*c);
 }
 
-Status GeneveMaps::set_xsk(uint32_t slot, int xsk_fd)
+Status GeneveMaps::set_xsk(uint32_t slot, int xsk_fd, bool replace)
 {
 	if (slot >= XO_GNV_MAX_QUEUES)
 		return usage_error("XSK slot outside 0.." + std::to_string(XO_GNV_MAX_QUEUES - 1));
@@ -424,8 +424,13 @@ Status GeneveMaps::set_xsk(uint32_t slot, int xsk_fd)
 		return ok();
 	}
 	uint32_t v = static_cast<uint32_t>(xsk_fd);
-	if (bpf_map_update_elem(xsks_.get(), &slot, &v, BPF_ANY))
+	if (bpf_map_update_elem(xsks_.get(), &slot, &v, replace ? BPF_ANY : BPF_NOEXIST)) {
+		if (errno == EEXIST)
+			return runtime_error("XSKMAP slot " + std::to_string(slot) +
+						     " already holds a socket (another recv --geneve?)",
+					     EEXIST);
 		return errno_error("put socket in XSKMAP slot " + std::to_string(slot), errno);
+	}
 	return ok();
 }
 

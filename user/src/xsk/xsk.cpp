@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -105,6 +106,9 @@ struct UmemState {
 	uint32_t next_frame = 0;	// first frame not yet given to a socket
 	uint32_t tx_md_len = 0;
 	bool owner_taken = false;	// fd already carries a socket's rings
+	// What the first socket bound with; XDP_SHARED_UMEM sockets inherit it
+	// (the kernel takes SG from the UMEM and need_wakeup from its pool).
+	bool sg = false, need_wakeup = false;
 	std::string md_note;
 };
 
@@ -214,25 +218,18 @@ const std::string &Umem::tx_metadata_note() const noexcept { return s_->md_note;
 
 // ---- XskSocket --------------------------------------------------------------
 
-struct XskSocket::Impl {
-	std::shared_ptr<UmemState> umem;
-	UniqueFd own_fd;		// invalid for the first socket (fd is umem's)
-	int fd = -1;
-	uint32_t queue = 0;
-	bool zc = false, sg = false, need_wakeup = false;
-	uint32_t tx_offset = 0;		// data offset of TX frames in a chunk
-	uint32_t tx_md_len = 0;
-	unsigned shift = 0;		// log2(frame size)
-	std::byte *area = nullptr;
-
-	Mapping fill_map, comp_map, rx_map, tx_map;
+// The frames one fill/completion ring pair serves, and where each one is. A
+// socket made by create() has its own; create_shared() sockets join their
+// peer's, as the kernel makes them share one buffer pool: a frame one
+// socket's refill() put on the fill ring may come back on any member's RX
+// ring.
+struct FramePool {
+	Mapping fill_map, comp_map;
 	xsk_ring_prod fill{};
 	xsk_ring_cons comp{};
-	xsk_ring_cons rx{};
-	xsk_ring_prod tx{};
-	bool has_rx = false, has_tx = false;
+	unsigned shift = 0;		// log2(frame size)
 
-	// Frames [first, first + count) of the UMEM belong to this socket.
+	// Frames [first, first + count) of the UMEM belong to this pool.
 	uint32_t first = 0, count = 0;
 	std::vector<uint64_t> free_list;	// stack of chunk addresses
 	uint32_t nfree = 0;
@@ -243,8 +240,23 @@ struct XskSocket::Impl {
 	uint64_t in_state[4] = {};		// counters by FrameState
 	uint64_t bad_addr = 0;
 
-	XskStats st;
+	// Sockets on this pool, and the RX rings among them (frames ready there
+	// are still in state fill for the accounting).
+	uint32_t members = 0;
+	std::vector<const xsk_ring_cons *> rx_rings;
 
+	void assign(uint32_t first_frame, uint32_t n)
+	{
+		first = first_frame;
+		count = n;
+		free_list.resize(count);
+		for (uint32_t i = 0; i < count; i++)
+			free_list[i] = static_cast<uint64_t>(first + count - 1 - i) << shift;
+		nfree = count;
+		state.assign(count, FrameState::free);
+		ends_frame.assign(count, 0);
+		in_state[static_cast<int>(FrameState::free)] = count;
+	}
 	// Moves a frame between states; false (and counted) when the address is
 	// not ours or not in the expected state.
 	bool move(uint64_t addr, FrameState from, FrameState to) noexcept
@@ -264,6 +276,182 @@ struct XskSocket::Impl {
 	uint64_t index(uint64_t chunk_addr) const noexcept { return (chunk_addr >> shift) - first; }
 };
 
+namespace {
+
+// What map_rings() sets up: the socket's own rings.
+struct SocketRings {
+	int fd = -1;
+	Netdev dev;
+	uint32_t queue = 0;
+	Mapping rx_map, tx_map;
+	xsk_ring_cons rx{};
+	xsk_ring_prod tx{};
+	bool has_rx = false, has_tx = false;
+};
+
+Status set_ring_size(int fd, int opt, uint32_t v, const char *what)
+{
+	if (::setsockopt(fd, SOL_XDP, opt, &v, sizeof(v)))
+		return errno_error(std::string("set AF_XDP ") + what + " ring size " + std::to_string(v), errno);
+	return ok();
+}
+
+Status check_ring_sizes(const SocketConfig &cfg, bool fill_comp)
+{
+	if (fill_comp)
+		for (uint32_t v : {cfg.fill_size, cfg.comp_size})
+			if (!power_of_two(v))
+				return usage_error("AF_XDP fill/completion ring sizes must be powers of two");
+	for (uint32_t v : {cfg.rx_size, cfg.tx_size})
+		if (v && !power_of_two(v))
+			return usage_error("AF_XDP rx/tx ring sizes must be powers of two");
+	if (!cfg.rx_size && !cfg.tx_size)
+		return usage_error("an AF_XDP socket needs an RX or a TX ring");
+	return ok();
+}
+
+// Sets the ring sizes of p.fd and maps them: RX/TX into p, fill/completion
+// into pool when given (create_shared sockets have none of their own).
+Status map_rings(SocketRings &p, const SocketConfig &cfg, FramePool *pool)
+{
+	if (pool) {
+		if (auto s = set_ring_size(p.fd, XDP_UMEM_FILL_RING, cfg.fill_size, "fill"); !s)
+			return s;
+		if (auto s = set_ring_size(p.fd, XDP_UMEM_COMPLETION_RING, cfg.comp_size, "completion"); !s)
+			return s;
+	}
+	if (cfg.rx_size)
+		if (auto s = set_ring_size(p.fd, XDP_RX_RING, cfg.rx_size, "rx"); !s)
+			return s;
+	if (cfg.tx_size)
+		if (auto s = set_ring_size(p.fd, XDP_TX_RING, cfg.tx_size, "tx"); !s)
+			return s;
+
+	xdp_mmap_offsets off{};
+	socklen_t olen = sizeof(off);
+	if (::getsockopt(p.fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen))
+		return errno_error("get AF_XDP mmap offsets", errno);
+
+	if (pool) {
+		auto fm = map_ring(p.fd, XDP_UMEM_PGOFF_FILL_RING, off.fr.desc + cfg.fill_size * sizeof(uint64_t),
+				   "fill");
+		if (!fm)
+			return fm.error();
+		pool->fill_map = std::move(*fm);
+		ring_init(pool->fill, pool->fill_map.get(), off.fr, cfg.fill_size, true);
+		auto cm = map_ring(p.fd, XDP_UMEM_PGOFF_COMPLETION_RING,
+				   off.cr.desc + cfg.comp_size * sizeof(uint64_t), "completion");
+		if (!cm)
+			return cm.error();
+		pool->comp_map = std::move(*cm);
+		ring_init(pool->comp, pool->comp_map.get(), off.cr, cfg.comp_size, false);
+	}
+	if (cfg.rx_size) {
+		auto m = map_ring(p.fd, XDP_PGOFF_RX_RING, off.rx.desc + cfg.rx_size * sizeof(xdp_desc), "rx");
+		if (!m)
+			return m.error();
+		p.rx_map = std::move(*m);
+		ring_init(p.rx, p.rx_map.get(), off.rx, cfg.rx_size, false);
+		p.has_rx = true;
+	}
+	if (cfg.tx_size) {
+		auto m = map_ring(p.fd, XDP_PGOFF_TX_RING, off.tx.desc + cfg.tx_size * sizeof(xdp_desc), "tx");
+		if (!m)
+			return m.error();
+		p.tx_map = std::move(*m);
+		ring_init(p.tx, p.tx_map.get(), off.tx, cfg.tx_size, true);
+		p.has_tx = true;
+	}
+
+	if (cfg.busy_poll) {
+		int one = 1, usecs = static_cast<int>(cfg.busy_poll_usecs), budget = static_cast<int>(cfg.busy_poll_budget);
+		if (::setsockopt(p.fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
+		    ::setsockopt(p.fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
+		    ::setsockopt(p.fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
+			return errno_error("enable busy polling on " + p.dev.name + " queue " + std::to_string(p.queue),
+					   errno);
+	}
+	return ok();
+}
+
+// bind(); 0 or the errno. The kernel releases a closed socket's queue from a
+// workqueue, so a queue freed a moment ago can still say EBUSY: retry briefly.
+int bind_xsk(int fd, const sockaddr_xdp &sxdp)
+{
+	int rc = -1;
+	for (int tries = 0; tries < 25; tries++) {
+		rc = ::bind(fd, reinterpret_cast<const sockaddr *>(&sxdp), sizeof(sxdp));
+		if (!rc || errno != EBUSY)
+			break;
+		::usleep(20000);
+	}
+	return rc ? errno : 0;
+}
+
+Error bind_error(const Netdev &dev, const SocketConfig &cfg, int e)
+{
+	const std::string where = dev.name + " queue " + std::to_string(cfg.queue);
+	if (e == EBUSY)
+		return runtime_error(where + " is already in use by another AF_XDP socket "
+					     "(another offload-tool send/recv running?)",
+				     e);
+	if (e == EOPNOTSUPP && cfg.mode == BindMode::zero_copy)
+		return runtime_error("bind AF_XDP on " + where + ": driver has no zero-copy support "
+				     "(use --xsk-mode auto or copy)",
+				     e);
+	if (e == EOPNOTSUPP && cfg.multi_buffer)
+		return runtime_error("bind AF_XDP on " + where + ": multi-buffer (XDP_USE_SG) not supported", e);
+	if (e == EINVAL)
+		return runtime_error("bind AF_XDP on " + where + ": invalid queue or flags (does " + dev.name +
+					     " have that many rx/tx queues?)",
+				     e);
+	return errno_error("bind AF_XDP on " + where, e);
+}
+
+bool query_zero_copy(int fd)
+{
+	xdp_options opts{};
+	socklen_t optlen = sizeof(opts);
+	return !::getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen) && (opts.flags & XDP_OPTIONS_ZEROCOPY);
+}
+
+} // namespace
+
+struct XskSocket::Impl : SocketRings {
+	std::shared_ptr<UmemState> umem;
+	std::shared_ptr<FramePool> pool;
+	FramePool *fp = nullptr;	// pool.get(), for the ring loops
+	UniqueFd own_fd;		// invalid for the first socket (fd is umem's)
+	bool zc = false, sg = false, need_wakeup = false;
+	uint32_t tx_offset = 0;		// data offset of TX frames in a chunk
+	uint32_t tx_md_len = 0;
+	std::byte *area = nullptr;
+
+	XskStats st;
+
+	Impl() = default;
+	Impl(const Impl &) = delete;
+	Impl &operator=(const Impl &) = delete;
+	~Impl()
+	{
+		if (!pool)
+			return;
+		if (pool->members)
+			pool->members--;
+		auto &r = pool->rx_rings;
+		r.erase(std::remove(r.begin(), r.end(), &rx), r.end());
+	}
+	// Joins pool (the socket's rings are mapped).
+	void join(std::shared_ptr<FramePool> p)
+	{
+		pool = std::move(p);
+		fp = pool.get();
+		pool->members++;
+		if (has_rx)
+			pool->rx_rings.push_back(&rx);
+	}
+};
+
 XskSocket::XskSocket(std::unique_ptr<Impl> p) : p_(std::move(p)) {}
 XskSocket::XskSocket(XskSocket &&) noexcept = default;
 XskSocket &XskSocket::operator=(XskSocket &&) noexcept = default;
@@ -272,14 +460,8 @@ XskSocket::~XskSocket() = default;
 Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketConfig &cfg)
 {
 	auto &us = umem.s_;
-	for (uint32_t v : {cfg.fill_size, cfg.comp_size})
-		if (!power_of_two(v))
-			return usage_error("AF_XDP fill/completion ring sizes must be powers of two");
-	for (uint32_t v : {cfg.rx_size, cfg.tx_size})
-		if (v && !power_of_two(v))
-			return usage_error("AF_XDP rx/tx ring sizes must be powers of two");
-	if (!cfg.rx_size && !cfg.tx_size)
-		return usage_error("an AF_XDP socket needs an RX or a TX ring");
+	if (auto s = check_ring_sizes(cfg, true); !s)
+		return s.error();
 	if (!cfg.frames || cfg.frames > us->frame_count - us->next_frame)
 		return usage_error("not enough UMEM frames for queue " + std::to_string(cfg.queue) + " (" +
 				   std::to_string(cfg.frames) + " wanted, " +
@@ -287,11 +469,13 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 
 	auto p = std::make_unique<Impl>();
 	p->umem = us;
+	p->dev = dev;
 	p->queue = cfg.queue;
-	p->shift = log2u(us->frame_size);
 	p->area = static_cast<std::byte *>(us->area.get());
 	p->tx_md_len = us->tx_md_len;
 	p->tx_offset = us->tx_md_len;
+	auto pool = std::make_shared<FramePool>();
+	pool->shift = log2u(us->frame_size);
 	const bool shared = us->owner_taken;
 	if (shared) {
 		p->own_fd.reset(::socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0));
@@ -302,64 +486,8 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 		p->fd = us->fd.get();
 		us->owner_taken = true;	// its rings are set below, even if bind fails
 	}
-	const std::string where = dev.name + " queue " + std::to_string(cfg.queue);
-
-	auto sockopt = [&](int opt, uint32_t v, const char *what) -> Status {
-		if (::setsockopt(p->fd, SOL_XDP, opt, &v, sizeof(v)))
-			return errno_error(std::string("set AF_XDP ") + what + " ring size " + std::to_string(v), errno);
-		return ok();
-	};
-	if (auto s = sockopt(XDP_UMEM_FILL_RING, cfg.fill_size, "fill"); !s)
+	if (auto s = map_rings(*p, cfg, pool.get()); !s)
 		return s.error();
-	if (auto s = sockopt(XDP_UMEM_COMPLETION_RING, cfg.comp_size, "completion"); !s)
-		return s.error();
-	if (cfg.rx_size)
-		if (auto s = sockopt(XDP_RX_RING, cfg.rx_size, "rx"); !s)
-			return s.error();
-	if (cfg.tx_size)
-		if (auto s = sockopt(XDP_TX_RING, cfg.tx_size, "tx"); !s)
-			return s.error();
-
-	xdp_mmap_offsets off{};
-	socklen_t olen = sizeof(off);
-	if (::getsockopt(p->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen))
-		return errno_error("get AF_XDP mmap offsets", errno);
-
-	auto fm = map_ring(p->fd, XDP_UMEM_PGOFF_FILL_RING, off.fr.desc + cfg.fill_size * sizeof(uint64_t), "fill");
-	if (!fm)
-		return fm.error();
-	p->fill_map = std::move(*fm);
-	ring_init(p->fill, p->fill_map.get(), off.fr, cfg.fill_size, true);
-	auto cm = map_ring(p->fd, XDP_UMEM_PGOFF_COMPLETION_RING, off.cr.desc + cfg.comp_size * sizeof(uint64_t),
-			   "completion");
-	if (!cm)
-		return cm.error();
-	p->comp_map = std::move(*cm);
-	ring_init(p->comp, p->comp_map.get(), off.cr, cfg.comp_size, false);
-	if (cfg.rx_size) {
-		auto m = map_ring(p->fd, XDP_PGOFF_RX_RING, off.rx.desc + cfg.rx_size * sizeof(xdp_desc), "rx");
-		if (!m)
-			return m.error();
-		p->rx_map = std::move(*m);
-		ring_init(p->rx, p->rx_map.get(), off.rx, cfg.rx_size, false);
-		p->has_rx = true;
-	}
-	if (cfg.tx_size) {
-		auto m = map_ring(p->fd, XDP_PGOFF_TX_RING, off.tx.desc + cfg.tx_size * sizeof(xdp_desc), "tx");
-		if (!m)
-			return m.error();
-		p->tx_map = std::move(*m);
-		ring_init(p->tx, p->tx_map.get(), off.tx, cfg.tx_size, true);
-		p->has_tx = true;
-	}
-
-	if (cfg.busy_poll) {
-		int one = 1, usecs = static_cast<int>(cfg.busy_poll_usecs), budget = static_cast<int>(cfg.busy_poll_budget);
-		if (::setsockopt(p->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
-		    ::setsockopt(p->fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
-		    ::setsockopt(p->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
-			return errno_error("enable busy polling on " + where, errno);
-	}
 
 	sockaddr_xdp sxdp{};
 	sxdp.sxdp_family = AF_XDP;
@@ -379,48 +507,70 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 		else if (cfg.mode == BindMode::copy)
 			sxdp.sxdp_flags |= XDP_COPY;
 	}
-	// The kernel releases a closed socket's queue from a workqueue, so a
-	// queue freed a moment ago can still say EBUSY: retry briefly.
-	int rc = -1;
-	for (int tries = 0; tries < 25; tries++) {
-		rc = ::bind(p->fd, reinterpret_cast<sockaddr *>(&sxdp), sizeof(sxdp));
-		if (!rc || errno != EBUSY)
-			break;
-		::usleep(20000);
+	bool sg = !shared && cfg.multi_buffer;
+	int e = bind_xsk(p->fd, sxdp);
+	// Kernels before 6.6 refuse the unknown XDP_USE_SG flag with EINVAL
+	// before looking at anything else; a failed bind leaves the socket as it was.
+	if (e == EINVAL && sg && cfg.multi_buffer_if_supported) {
+		sxdp.sxdp_flags &= static_cast<uint16_t>(~kXdpUseSg);
+		if (!bind_xsk(p->fd, sxdp)) {
+			e = 0;
+			sg = false;
+		}
 	}
-	if (rc) {
-		int e = errno;
-		if (e == EBUSY)
-			return runtime_error(where + " is already in use by another AF_XDP socket "
-						     "(another offload-tool send/recv running?)", e);
-		if (e == EOPNOTSUPP && cfg.mode == BindMode::zero_copy)
-			return runtime_error("bind AF_XDP on " + where + ": driver has no zero-copy support "
-					     "(use --xsk-mode auto or copy)", e);
-		if (e == EOPNOTSUPP && cfg.multi_buffer)
-			return runtime_error("bind AF_XDP on " + where + ": multi-buffer (XDP_USE_SG) not supported", e);
-		if (e == EINVAL)
-			return runtime_error("bind AF_XDP on " + where + ": invalid queue or flags (does " + dev.name +
-						     " have that many rx/tx queues?)", e);
-		return errno_error("bind AF_XDP on " + where, e);
+	if (e)
+		return bind_error(dev, cfg, e);
+	p->zc = query_zero_copy(p->fd);
+	if (!shared) {
+		us->sg = sg;
+		us->need_wakeup = cfg.need_wakeup;
 	}
-	xdp_options opts{};
-	socklen_t optlen = sizeof(opts);
-	if (!::getsockopt(p->fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen))
-		p->zc = (opts.flags & XDP_OPTIONS_ZEROCOPY) != 0;
-	p->need_wakeup = shared ? false : cfg.need_wakeup;
-	p->sg = cfg.multi_buffer && !shared;
+	p->sg = us->sg;
+	p->need_wakeup = us->need_wakeup;
 
 	// Take the frame slice only now: a failed bind leaves it to others.
-	p->first = us->next_frame;
-	p->count = cfg.frames;
+	pool->assign(us->next_frame, cfg.frames);
 	us->next_frame += cfg.frames;
-	p->free_list.resize(p->count);
-	for (uint32_t i = 0; i < p->count; i++)
-		p->free_list[i] = static_cast<uint64_t>(p->first + p->count - 1 - i) << p->shift;
-	p->nfree = p->count;
-	p->state.assign(p->count, FrameState::free);
-	p->ends_frame.assign(p->count, 0);
-	p->in_state[static_cast<int>(FrameState::free)] = p->count;
+	p->join(std::move(pool));
+	return XskSocket(std::move(p));
+}
+
+Result<XskSocket> XskSocket::create_shared(XskSocket &peer, const SocketConfig &cfg)
+{
+	const Impl &q = *peer.p_;
+	if (auto s = check_ring_sizes(cfg, false); !s)
+		return s.error();
+
+	auto p = std::make_unique<Impl>();
+	p->umem = q.umem;
+	p->dev = q.dev;
+	p->queue = q.queue;
+	p->area = q.area;
+	p->tx_md_len = q.tx_md_len;
+	p->tx_offset = q.tx_offset;
+	p->own_fd.reset(::socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0));
+	if (!p->own_fd.valid())
+		return errno_error("create AF_XDP socket", errno);
+	p->fd = p->own_fd.get();
+	// no fill/completion ring: the kernel refuses them (EINVAL) for a socket
+	// that shares the buffer pool of one on the same queue
+	if (auto s = map_rings(*p, cfg, nullptr); !s)
+		return s.error();
+
+	sockaddr_xdp sxdp{};
+	sxdp.sxdp_family = AF_XDP;
+	sxdp.sxdp_ifindex = static_cast<uint32_t>(q.dev.ifindex);
+	sxdp.sxdp_queue_id = q.queue;
+	sxdp.sxdp_flags = XDP_SHARED_UMEM;
+	sxdp.sxdp_shared_umem_fd = static_cast<uint32_t>(q.fd);
+	SocketConfig where = cfg;
+	where.queue = q.queue;
+	if (int e = bind_xsk(p->fd, sxdp))
+		return bind_error(q.dev, where, e);
+	p->zc = query_zero_copy(p->fd);
+	p->sg = q.sg;
+	p->need_wakeup = q.need_wakeup;
+	p->join(q.pool);
 	return XskSocket(std::move(p));
 }
 
@@ -436,37 +586,47 @@ std::byte *XskSocket::data(uint64_t addr) const noexcept { return p_->area + add
 uint32_t XskSocket::refill() noexcept
 {
 	Impl &s = *p_;
-	if (!s.nfree)
+	FramePool &fp = *s.fp;
+	if (!fp.nfree)
 		return 0;
 	// reserve() is all-or-nothing: ask for what fits.
-	uint32_t n = std::min(xsk_prod_nb_free(&s.fill, s.nfree), s.nfree);
-	if (n < s.nfree)
+	uint32_t n = std::min(xsk_prod_nb_free(&fp.fill, fp.nfree), fp.nfree);
+	if (n < fp.nfree)
 		s.st.fill_ring_full++;
 	uint32_t idx = 0;
-	if (!n || xsk_ring_prod__reserve(&s.fill, n, &idx) != n)
+	if (!n || xsk_ring_prod__reserve(&fp.fill, n, &idx) != n)
 		return 0;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = s.free_list[--s.nfree];
-		*xsk_ring_prod__fill_addr(&s.fill, idx + i) = a;
-		s.move(a, FrameState::free, FrameState::fill);
+		uint64_t a = fp.free_list[--fp.nfree];
+		*xsk_ring_prod__fill_addr(&fp.fill, idx + i) = a;
+		fp.move(a, FrameState::free, FrameState::fill);
 	}
-	if (n)
-		xsk_ring_prod__submit(&s.fill, n);
+	xsk_ring_prod__submit(&fp.fill, n);
 	return n;
 }
 
 uint32_t XskSocket::rx_peek(std::span<RxDesc> out) noexcept
 {
 	Impl &s = *p_;
+	FramePool &fp = *s.fp;
 	if (!s.has_rx || out.empty())
 		return 0;
 	uint32_t idx = 0;
 	uint32_t n = xsk_ring_cons__peek(&s.rx, static_cast<uint32_t>(out.size()), &idx);
+	// The kernel publishes a frame's descriptors together; only our limit
+	// can cut a chain. Leave the cut one on the ring, unless it is all we got.
+	uint32_t whole = n;
+	while (whole && (xsk_ring_cons__rx_desc(&s.rx, idx + whole - 1)->options & kXdpPktContd))
+		whole--;
+	if (whole && whole < n) {
+		xsk_ring_cons__cancel(&s.rx, n - whole);
+		n = whole;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const xdp_desc *d = xsk_ring_cons__rx_desc(&s.rx, idx + i);
 		bool more = (d->options & kXdpPktContd) != 0;
 		out[i] = RxDesc{d->addr, d->len, more};
-		s.move(s.chunk(d->addr), FrameState::fill, FrameState::in_use);
+		fp.move(fp.chunk(d->addr), FrameState::fill, FrameState::in_use);
 		s.st.rx_descs++;
 		s.st.rx_bytes += d->len;
 		if (!more)
@@ -479,23 +639,24 @@ uint32_t XskSocket::rx_peek(std::span<RxDesc> out) noexcept
 
 void XskSocket::rx_release(std::span<const RxDesc> descs) noexcept
 {
-	Impl &s = *p_;
+	FramePool &fp = *p_->fp;
 	for (const RxDesc &d : descs) {
-		uint64_t a = s.chunk(d.addr);
-		if (s.move(a, FrameState::in_use, FrameState::free))
-			s.free_list[s.nfree++] = a;
+		uint64_t a = fp.chunk(d.addr);
+		if (fp.move(a, FrameState::in_use, FrameState::free))
+			fp.free_list[fp.nfree++] = a;
 	}
 }
 
 uint32_t XskSocket::tx_alloc(std::span<uint64_t> out) noexcept
 {
 	Impl &s = *p_;
-	uint32_t n = static_cast<uint32_t>(std::min<size_t>(out.size(), s.nfree));
+	FramePool &fp = *s.fp;
+	uint32_t n = static_cast<uint32_t>(std::min<size_t>(out.size(), fp.nfree));
 	if (n < out.size())
 		s.st.no_free_frames++;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = s.free_list[--s.nfree];
-		s.move(a, FrameState::free, FrameState::in_use);
+		uint64_t a = fp.free_list[--fp.nfree];
+		fp.move(a, FrameState::free, FrameState::in_use);
 		out[i] = a + s.tx_offset;
 	}
 	return n;
@@ -503,17 +664,18 @@ uint32_t XskSocket::tx_alloc(std::span<uint64_t> out) noexcept
 
 void XskSocket::tx_free(std::span<const uint64_t> addrs) noexcept
 {
-	Impl &s = *p_;
+	FramePool &fp = *p_->fp;
 	for (uint64_t addr : addrs) {
-		uint64_t a = s.chunk(addr);
-		if (s.move(a, FrameState::in_use, FrameState::free))
-			s.free_list[s.nfree++] = a;
+		uint64_t a = fp.chunk(addr);
+		if (fp.move(a, FrameState::in_use, FrameState::free))
+			fp.free_list[fp.nfree++] = a;
 	}
 }
 
 uint32_t XskSocket::tx_submit(std::span<const TxDesc> descs) noexcept
 {
 	Impl &s = *p_;
+	FramePool &fp = *s.fp;
 	if (!s.has_tx || descs.empty())
 		return 0;
 	uint32_t want = static_cast<uint32_t>(descs.size());
@@ -541,8 +703,8 @@ uint32_t XskSocket::tx_submit(std::span<const TxDesc> descs) noexcept
 			md->csum_offset = d.csum_offset;
 			x->options |= kXdpTxMetadata;
 		}
-		if (s.move(s.chunk(d.addr), FrameState::in_use, FrameState::tx))
-			s.ends_frame[s.index(s.chunk(d.addr))] = !d.more;
+		if (fp.move(fp.chunk(d.addr), FrameState::in_use, FrameState::tx))
+			fp.ends_frame[fp.index(fp.chunk(d.addr))] = !d.more;
 		s.st.tx_bytes += d.len;
 		if (!d.more)
 			s.st.tx_packets++;
@@ -554,18 +716,19 @@ uint32_t XskSocket::tx_submit(std::span<const TxDesc> descs) noexcept
 uint32_t XskSocket::complete() noexcept
 {
 	Impl &s = *p_;
+	FramePool &fp = *s.fp;
 	uint32_t idx = 0;
-	uint32_t n = xsk_ring_cons__peek(&s.comp, s.comp.size, &idx);
+	uint32_t n = xsk_ring_cons__peek(&fp.comp, fp.comp.size, &idx);
 	uint32_t frames = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = s.chunk(*xsk_ring_cons__comp_addr(&s.comp, idx + i));
-		if (s.move(a, FrameState::tx, FrameState::free)) {
-			frames += s.ends_frame[s.index(a)];
-			s.free_list[s.nfree++] = a;
+		uint64_t a = fp.chunk(*xsk_ring_cons__comp_addr(&fp.comp, idx + i));
+		if (fp.move(a, FrameState::tx, FrameState::free)) {
+			frames += fp.ends_frame[fp.index(a)];
+			fp.free_list[fp.nfree++] = a;
 		}
 	}
 	if (n) {
-		xsk_ring_cons__release(&s.comp, n);
+		xsk_ring_cons__release(&fp.comp, n);
 		s.st.tx_completed += frames;
 	}
 	return n;
@@ -589,7 +752,7 @@ int XskSocket::kick() noexcept
 
 bool XskSocket::fill_needs_wakeup() const noexcept
 {
-	return p_->need_wakeup && xsk_ring_prod__needs_wakeup(&p_->fill);
+	return p_->need_wakeup && xsk_ring_prod__needs_wakeup(&p_->fp->fill);
 }
 
 int XskSocket::wait(int timeout_ms) noexcept
@@ -625,35 +788,37 @@ const XskStats &XskSocket::stats_nosync() const noexcept
 
 uint64_t XskSocket::tx_outstanding() const noexcept
 {
-	return p_->in_state[static_cast<int>(FrameState::tx)];
+	return p_->fp->in_state[static_cast<int>(FrameState::tx)];
 }
 
 Accounting XskSocket::accounting() const noexcept
 {
-	const Impl &s = *p_;
+	const FramePool &fp = *p_->fp;
 	Accounting a;
-	a.total = s.count;
+	a.total = fp.count;
+	a.sockets = fp.members;
 	uint64_t recount[4] = {};
-	for (FrameState f : s.state)
+	for (FrameState f : fp.state)
 		recount[static_cast<int>(f)]++;
-	// Ready entries the kernel produced and we have not consumed yet.
-	uint32_t rx_ready = 0, comp_ready = 0;
-	if (s.has_rx)
-		rx_ready = __atomic_load_n(s.rx.producer, __ATOMIC_ACQUIRE) - *s.rx.consumer;
-	comp_ready = __atomic_load_n(s.comp.producer, __ATOMIC_ACQUIRE) - *s.comp.consumer;
-	const uint64_t fill = s.in_state[static_cast<int>(FrameState::fill)];
-	const uint64_t tx = s.in_state[static_cast<int>(FrameState::tx)];
-	a.free = s.in_state[static_cast<int>(FrameState::free)];
-	a.in_use = s.in_state[static_cast<int>(FrameState::in_use)];
+	// Ready entries the kernel produced and we have not consumed yet, on
+	// every RX ring the pool's frames can reach.
+	uint64_t rx_ready = 0;
+	for (const xsk_ring_cons *r : fp.rx_rings)
+		rx_ready += __atomic_load_n(r->producer, __ATOMIC_ACQUIRE) - *r->consumer;
+	uint32_t comp_ready = __atomic_load_n(fp.comp.producer, __ATOMIC_ACQUIRE) - *fp.comp.consumer;
+	const uint64_t fill = fp.in_state[static_cast<int>(FrameState::fill)];
+	const uint64_t tx = fp.in_state[static_cast<int>(FrameState::tx)];
+	a.free = fp.in_state[static_cast<int>(FrameState::free)];
+	a.in_use = fp.in_state[static_cast<int>(FrameState::in_use)];
 	a.rx = std::min<uint64_t>(rx_ready, fill);
 	a.fill = fill - a.rx;
 	a.completion = std::min<uint64_t>(comp_ready, tx);
 	a.tx = tx - a.completion;
-	a.bad_addr = s.bad_addr;
+	a.bad_addr = fp.bad_addr;
 	bool recount_ok = true;
 	for (int i = 0; i < 4; i++)
-		recount_ok = recount_ok && recount[i] == s.in_state[i];
-	a.consistent = recount_ok && s.nfree == a.free && a.bad_addr == 0 && rx_ready <= fill &&
+		recount_ok = recount_ok && recount[i] == fp.in_state[i];
+	a.consistent = recount_ok && fp.nfree == a.free && a.bad_addr == 0 && rx_ready <= fill &&
 		       comp_ready <= tx && a.free + a.fill + a.rx + a.tx + a.completion + a.in_use == a.total;
 	return a;
 }

@@ -32,8 +32,27 @@ struct XskProgram::Impl {
 	xdp_attach_mode mode = XDP_MODE_NATIVE;
 	bool attached = false;
 	bool multiprog = false;
+	bool frags = false;
 	uint32_t id = 0;
 };
+
+namespace {
+// Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+):
+// the smallest such program, loaded and closed.
+bool kernel_has_xdp_frags()
+{
+	static const bpf_insn prog[] = {
+		{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_frags_probe", "Dual BSD/GPL", prog, 2, &o);
+	if (fd < 0)
+		return false;
+	::close(fd);
+	return true;
+}
+} // namespace
 
 const char *xsk_counter_name(unsigned reason) noexcept
 {
@@ -73,6 +92,11 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 	p->skel.reset(xdp_xsk_bpf__open());
 	if (!p->skel)
 		return errno_error("open xdp_xsk object", errno);
+	// xdp.frags lets the program run on multi-buffer frames (and attach to a
+	// veth or NIC whose MTU exceeds a page); kernels before 5.18 refuse the
+	// flag, so there it loads as a plain XDP program
+	p->frags = kernel_has_xdp_frags();
+	p->skel->rodata->xo_xsk_frags = p->frags;
 
 	// libxdp loads the object as part of attach; the filter map is written
 	// right after, before any socket is in the XSKMAP.
@@ -83,11 +107,18 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 		p->prog.release();
 		return errno_error("create xdp_xsk program", static_cast<int>(err));
 	}
+	if (!p->frags)
+		if (int err = xdp_program__set_xdp_frags_support(p->prog.get(), false))
+			return errno_error("load xdp_xsk without frags support", err);
 	int err = xdp_program__attach(p->prog.get(), dev.ifindex, p->mode, 0);
 	if (err) {
 		std::string why = "attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")";
 		if (err == -EOPNOTSUPP && mode == XdpMode::native)
 			return runtime_error(why + ": driver has no native XDP (try --xdp-mode skb)", EOPNOTSUPP);
+		if (err == -ERANGE)
+			return runtime_error(why + ": the MTU is too large for XDP on this device" +
+						     (p->frags ? "" : " (kernel without XDP multi-buffer)"),
+					     ERANGE);
 		if (err == -EEXIST || err == -EBUSY)
 			return runtime_error(why + ": another XDP program is attached and cannot be shared "
 						   "(another recv, or offload-tool attach; see offload-tool status)",
@@ -159,6 +190,11 @@ uint32_t XskProgram::prog_id() const noexcept
 bool XskProgram::multiprog() const noexcept
 {
 	return p_ && p_->multiprog;
+}
+
+bool XskProgram::frags() const noexcept
+{
+	return p_ && p_->frags;
 }
 
 Status XskProgram::detach()
