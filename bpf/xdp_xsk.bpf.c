@@ -68,7 +68,7 @@ static __always_inline int xo_xsk_match(struct xdp_md *ctx,
 	eth = xo_parse_eth(&c);
 	if (!eth)
 		return -1;
-	if (xo_parse_vlans(&c, eth->h_proto, &tags, XO_VLAN_MAX_DEPTH))
+	if (xo_parse_vlans(&c, xo_eth_proto(eth), &tags, XO_VLAN_MAX_DEPTH))
 		return -1;
 	proto = tags.inner_proto;
 	if (f->flags & XO_XSK_F_VLAN) {
