@@ -106,6 +106,9 @@ int main(int argc, char **argv)
 			*xsk_ring_prod__fill_addr(&fill, idx + i) = stack[--free_top];
 		xsk_ring_prod__submit(&fill, n);
 	}
+	// receivers say when they are in place, so a bench starts the sender after
+	std::printf("ready\n");
+	std::fflush(stdout);
 	const double t0 = now_s();
 	double t = t0;
 	unsigned long long loops = 0;
