@@ -58,34 +58,20 @@ __noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 opt
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	void *opts;
-	__u32 off = 0;
-	int i, unknown = 0;
+	__u32 zero = 0, miss = 0, nmiss = 0;
+	struct xo_gnv_cache *ca;
+	__u64 off = 0;
 
-	if (!ctx || opts_off > 511 || optlen > 252)
+	ca = bpf_map_lookup_elem(&xo_gnv_cache, &zero);
+	if (!ctx || !ca || opts_off > 511 || optlen > 252)
 		return -1;
 	/* the mask is what the verifier tracks; the barrier keeps clang from
 	 * dropping it as implied by the check above
 	 */
 	barrier_var(opts_off);
-	opts = data + (opts_off & 0x1ff);
-	for (i = 0; i < XO_GNV_MAX_OPTS; i++) {
-		struct xo_gnv_opt *opt;
-		__u32 cls;
-
-		if (off >= optlen)
-			break;
-		opt = opts + (off & 0xff);
-		if ((void *)(opt + 1) > data_end)
-			return -1;
-		off += sizeof(*opt) + (opt->len & 0x1f) * 4;
-		if (!(opt->type & XO_GNV_OPT_CRIT))
-			continue;
-		cls = bpf_ntohs(opt->opt_class);
-		if (!bpf_map_lookup_elem(&xo_gnv_optcls, &cls))
-			unknown = 1;
-	}
-	return unknown;
+	if (xo_gnv_walk_opts(data + (opts_off & 0x1ff), data_end, optlen, ca, 1, &off, &miss, &nmiss))
+		return -1;
+	return nmiss != 0;
 }
 
 static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)

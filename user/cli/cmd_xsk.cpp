@@ -349,7 +349,7 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 		}
 		if (gnv) {
 			j.begin_object("geneve");
-			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+			for (unsigned r = 0; r < kGeneveStats; r++)
 				j.kv(geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
 			j.end_object();
 		}
@@ -382,7 +382,7 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 	}
 	if (gnv) {
 		std::printf("  xdp_geneve during the run:");
-		for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++)
+		for (unsigned r = 0; r < kGeneveStats; r++)
 			if ((*gnv)[r].packets)
 				std::printf(" %s %" PRIu64, geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
 		std::printf("\n");
@@ -1251,7 +1251,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	if (slots) {
 		if (auto c = slots->maps().counters()) {
 			gnv.emplace();
-			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
+			for (unsigned r = 0; r < kGeneveStats; r++) {
 				(*gnv)[r].packets = c->total[r].packets - gnv0.total[r].packets;
 				(*gnv)[r].bytes = c->total[r].bytes - gnv0.total[r].bytes;
 			}

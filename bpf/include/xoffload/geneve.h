@@ -233,11 +233,14 @@ static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca
 /* Walks the TLV options in [opts, opts + optlen). Returns 0, or -1 when an
  * option runs past optlen or the packet. Critical options whose class the
  * cache does not answer for are collected: the first in *miss, their number
- * in *nmiss (a repeat of the first is not counted). The walk makes no helper
- * call, so nothing it keeps has to be spilled around one.
+ * in *nmiss (a repeat of the first is not counted). That walk makes no
+ * helper call, so nothing it keeps has to be spilled around one. With
+ * @lookup (a constant at each call site) every such class is looked up
+ * instead and only unknown ones are counted: the slow walk, see
+ * xo_gnv_crit_unknown.
  */
 static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
-					    struct xo_gnv_cache *ca,
+					    struct xo_gnv_cache *ca, int lookup,
 					    __u64 *off_out, __u32 *miss, __u32 *nmiss)
 {
 	__u64 off = 0;
@@ -258,6 +261,11 @@ static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
 		if (!(opt->type & XO_GNV_OPT_CRIT))
 			continue;
 		cls = bpf_ntohs(opt->opt_class);
+		if (lookup) {
+			if (!xo_gnv_class_known(cls, ca))
+				(*nmiss)++;
+			continue;
+		}
 		if (ca->cls == cls || (*nmiss && cls == *miss))
 			continue;
 		if (!*nmiss)
@@ -294,7 +302,7 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 	    gh->proto != bpf_htons(ETH_P_IPV6))
 		return XO_GNV_MALFORMED;
 
-	if (xo_gnv_walk_opts(opts, c->end, optlen, ca, &off, &miss, &nmiss))
+	if (xo_gnv_walk_opts(opts, c->end, optlen, ca, 0, &off, &miss, &nmiss))
 		return XO_GNV_MALFORMED;
 	/* more options than we walk: unknown critical ones may hide there */
 	if (off < optlen && (gh->flags & XO_GNV_F_CRIT))
