@@ -97,6 +97,25 @@ protected:
 	}
 
 	std::string tool_, tmp_;
+
+	// A TX-only socket on side A (queue 0): 128 frames of 2 KiB, rings of 64.
+	void make_tx_socket(std::optional<xsk::Umem> &umem, std::optional<xsk::XskSocket> &sock, bool tx_metadata)
+	{
+		InNetns in(tb_->ns_a());
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(tb_->if_a());
+		ASSERT_TRUE(dev.ok());
+		auto u = xsk::Umem::create({128, 2048, 0, tx_metadata});
+		ASSERT_TRUE(u.ok()) << u.error().msg;
+		umem.emplace(std::move(*u));
+		xsk::SocketConfig sc;
+		sc.frames = 128;
+		sc.fill_size = sc.comp_size = sc.tx_size = 64;
+		sc.rx_size = 0;
+		auto s = xsk::XskSocket::create(*umem, *dev, sc);
+		ASSERT_TRUE(s.ok()) << s.error().msg;
+		sock.emplace(std::move(*s));
+	}
 };
 
 struct Case {
@@ -452,22 +471,7 @@ TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 		prog.emplace(std::move(*p));
 		ASSERT_TRUE(prog->add_socket(0, rx->fd()).ok());
 	}
-	{
-		InNetns in(tb_->ns_a());
-		ASSERT_TRUE(in.ok());
-		auto dev = netdev_lookup(tb_->if_a());
-		ASSERT_TRUE(dev.ok());
-		auto u = Umem::create({128, 2048, 0, true});
-		ASSERT_TRUE(u.ok()) << u.error().msg;
-		tx_umem.emplace(std::move(*u));
-		SocketConfig sc;
-		sc.frames = 128;
-		sc.fill_size = sc.comp_size = sc.tx_size = 64;
-		sc.rx_size = 0;
-		auto s = XskSocket::create(*tx_umem, *dev, sc);
-		ASSERT_TRUE(s.ok()) << s.error().msg;
-		tx.emplace(std::move(*s));
-	}
+	ASSERT_NO_FATAL_FAILURE(make_tx_socket(tx_umem, tx, true));
 	Bytes frame = PacketBuilder().eth(kMacB, kMacA).ipv4(kIpA, kIpB).udp(kPortA, kPortB).payload(18).build();
 	rx->refill();
 
@@ -590,22 +594,7 @@ TEST_F(XskVeth, SharedQueueSocketsShareOneFillRing)
 		prog.emplace(std::move(*pr));
 		ASSERT_TRUE(prog->add_socket(0, peer->fd()).ok());
 	}
-	{
-		InNetns in(tb_->ns_a());
-		ASSERT_TRUE(in.ok());
-		auto dev = netdev_lookup(tb_->if_a());
-		ASSERT_TRUE(dev.ok());
-		auto u = Umem::create({128, 2048, 0, false});
-		ASSERT_TRUE(u.ok()) << u.error().msg;
-		tx_umem.emplace(std::move(*u));
-		SocketConfig sc;
-		sc.frames = 128;
-		sc.fill_size = sc.comp_size = sc.tx_size = 64;
-		sc.rx_size = 0;
-		auto s = XskSocket::create(*tx_umem, *dev, sc);
-		ASSERT_TRUE(s.ok()) << s.error().msg;
-		tx.emplace(std::move(*s));
-	}
+	ASSERT_NO_FATAL_FAILURE(make_tx_socket(tx_umem, tx, false));
 	Accounting a0 = owner->accounting();
 	EXPECT_EQ(a0.sockets, 2u);
 	EXPECT_EQ(a0.total, 256u);
