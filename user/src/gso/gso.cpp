@@ -475,10 +475,13 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		size_t hdr_len, data_len;
 		frame_shape(pl, k, hdr_len, data_len);
 		std::byte *f = fr.data + pl.outer_len;
+		// the frame's inner header template (TSO/USO, or a UFO fragment after
+		// the first), right behind the outer one when that is a template too
+		const size_t tlen = !pl.fragment ? tmpl_len : k ? f_len : 0;
 		if (outer_tmpl) {
-			// the outer headers need only lengths: written first, together
-			// with the inner template when there is one
-			std::memcpy(fr.data, otmpl, pl.outer_len + (pl.fragment && !k ? 0 : pl.fragment ? f_len : tmpl_len));
+			// the outer headers need only lengths: both templates in one
+			// copy, so the frame is written front to back
+			std::memcpy(fr.data, otmpl, pl.outer_len + tlen);
 			uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + hdr_len + data_len);
 			std::byte *oip = fr.data + o_ip;
 			st16(fr.data + o_udp + 4, udp_len);
@@ -490,14 +493,10 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 				st16(oip + 4, id);
 				st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
 			}
+		} else if (tlen) {
+			std::memcpy(f, tmpl, tlen);
 		}
-		size_t h;
-		if (!pl.fragment)
-			h = (outer_tmpl ? 0 : (std::memcpy(f, tmpl, tmpl_len), 0), t_l3);
-		else if (k)
-			h = (outer_tmpl ? 0 : (std::memcpy(f, tmpl, f_len), 0), f_l3);
-		else
-			h = write_l2(pl, req, f);
+		const size_t h = !pl.fragment ? t_l3 : k ? f_l3 : write_l2(pl, req, f);
 		std::byte *ip = f + h;
 		const bool last = k + 1 == pl.nframes;
 		uint32_t psum = 0;
