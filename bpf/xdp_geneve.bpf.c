@@ -85,8 +85,8 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 	struct xo_gnv_rule rule = { XO_GNV_ACT_PASS, 1, XO_GNV_SLOT_DEFAULT };
 	struct xo_gnv_cache *ca;
 	struct xo_gnv_cfg *cfg;
-	__u32 zero = 0, key, action, slot, queues;
-	int r;
+	__u32 zero = 0, key, action, slot, queues, reason = XO_GNV_CNT_PASSED;
+	int r, verdict = XDP_PASS;
 
 	st = bpf_map_lookup_elem(&xo_gnv_stats, &zero);
 	cfg = bpf_map_lookup_elem(&xo_gnv_cfg, &zero);
@@ -138,9 +138,9 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 
 		if (xo_gnv_udp_csum_ok(ctx, &o, udp_off & 0xffff,
 				       bpf_ntohs(o.udp->len)) != 1) {
-			xo_gnv_count(st, XO_GNV_CNT_BAD_CSUM, bytes);
-			xo_gnv_count(vst, XO_GNV_CNT_BAD_CSUM, bytes);
-			return XDP_DROP;
+			reason = XO_GNV_CNT_BAD_CSUM;
+			verdict = XDP_DROP;
+			goto count;
 		}
 		/* bpf_loop may have let the verifier forget o's packet ranges */
 		data = (void *)(long)ctx->data;
@@ -152,18 +152,17 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 
 	switch (action) {
 	case XO_GNV_ACT_DROP:
-		xo_gnv_count(st, XO_GNV_CNT_DROP_RULE, bytes);
-		xo_gnv_count(vst, XO_GNV_CNT_DROP_RULE, bytes);
-		return XDP_DROP;
+		reason = XO_GNV_CNT_DROP_RULE;
+		verdict = XDP_DROP;
+		break;
 	case XO_GNV_ACT_DECAP:
 		if (xo_gnv_decap(ctx, &o)) {
-			xo_gnv_count(st, XO_GNV_CNT_DECAP_FAILED, bytes);
-			xo_gnv_count(vst, XO_GNV_CNT_DECAP_FAILED, bytes);
-			return XDP_DROP;
+			reason = XO_GNV_CNT_DECAP_FAILED;
+			verdict = XDP_DROP;
+		} else {
+			reason = XO_GNV_CNT_DECAPPED;
 		}
-		xo_gnv_count(st, XO_GNV_CNT_DECAPPED, bytes);
-		xo_gnv_count(vst, XO_GNV_CNT_DECAPPED, bytes);
-		return XDP_PASS;
+		break;
 	case XO_GNV_ACT_XSK:
 	case XO_GNV_ACT_CPU:
 		if (queues < 1 || queues > XO_GNV_MAX_QUEUES)
@@ -173,19 +172,20 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 		    bpf_redirect_map(&xo_gnv_xsks, slot, XDP_PASS) :
 		    bpf_redirect_map(&xo_gnv_cpus, slot, XDP_PASS);
 		if (r == XDP_REDIRECT) {
-			xo_gnv_count(st, XO_GNV_CNT_REDIRECTED, bytes);
-			xo_gnv_count(vst, XO_GNV_CNT_REDIRECTED, bytes);
-			return XDP_REDIRECT;
+			reason = XO_GNV_CNT_REDIRECTED;
+			verdict = XDP_REDIRECT;
+		} else {
+			reason = XO_GNV_CNT_NO_TARGET;	/* nobody to steer to: the stack gets it */
 		}
-		/* nobody to steer to: the stack gets it */
-		xo_gnv_count(st, XO_GNV_CNT_NO_TARGET, bytes);
-		xo_gnv_count(vst, XO_GNV_CNT_NO_TARGET, bytes);
-		return XDP_PASS;
+		break;
 	default:
-		xo_gnv_count(st, XO_GNV_CNT_PASSED, bytes);
-		xo_gnv_count(vst, XO_GNV_CNT_PASSED, bytes);
-		return XDP_PASS;
+		break;
 	}
+count:
+	/* one reason per frame that found its rule, on the interface and the VNI */
+	xo_gnv_count(st, reason, bytes);
+	xo_gnv_count(vst, reason, bytes);
+	return verdict;
 }
 
 SEC("xdp")
