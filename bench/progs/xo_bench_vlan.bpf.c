@@ -95,25 +95,6 @@ static __always_inline int xo_bench_floor(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-SEC("xdp")
-int xo_bench_floor_pop(struct xdp_md *ctx)
-{
-	return xo_bench_floor(ctx);
-}
-
-/* The floor plus one xo_vlan_stats counter, as xdp_vlan counts a frame. */
-SEC("xdp")
-int xo_bench_floor_count(struct xdp_md *ctx)
-{
-	__u64 bytes = ctx->data_end - ctx->data;
-	struct xo_vlan_stats *st = xo_vlan_stats_of(XO_HOOK_XDP);
-	int verdict = xo_bench_floor(ctx);
-
-	if (verdict == XDP_DROP)
-		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
-	return verdict;
-}
-
 /* The floor after xdp_vlan's policy lookup and tag parse. */
 static __always_inline int xo_bench_floor_parsed(struct xdp_md *ctx)
 {
@@ -132,23 +113,44 @@ static __always_inline int xo_bench_floor_parsed(struct xdp_md *ctx)
 	return xo_bench_floor(ctx);
 }
 
+/* The bare pop, after the policy and parse if @parse, counted if @count
+ * (one xo_vlan_stats counter, as xdp_vlan counts a frame). Both flags are
+ * constants at every call site.
+ */
+static __always_inline int xo_bench_floor_run(struct xdp_md *ctx, int parse, int count)
+{
+	__u64 bytes = ctx->data_end - ctx->data;
+	struct xo_vlan_stats *st = count ? xo_vlan_stats_of(XO_HOOK_XDP) : NULL;
+	int verdict = parse ? xo_bench_floor_parsed(ctx) : xo_bench_floor(ctx);
+
+	if (count && verdict == XDP_DROP)
+		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
+	return verdict;
+}
+
+SEC("xdp")
+int xo_bench_floor_pop(struct xdp_md *ctx)
+{
+	return xo_bench_floor_run(ctx, 0, 0);
+}
+
+SEC("xdp")
+int xo_bench_floor_count(struct xdp_md *ctx)
+{
+	return xo_bench_floor_run(ctx, 0, 1);
+}
+
 SEC("xdp")
 int xo_bench_floor_policy(struct xdp_md *ctx)
 {
-	return xo_bench_floor_parsed(ctx);
+	return xo_bench_floor_run(ctx, 1, 0);
 }
 
-/* Both: policy, parse, bare pop, one counter; xdp_vlan minus its decision. */
+/* Both: xdp_vlan minus its decision. */
 SEC("xdp")
 int xo_bench_floor_both(struct xdp_md *ctx)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
-	struct xo_vlan_stats *st = xo_vlan_stats_of(XO_HOOK_XDP);
-	int verdict = xo_bench_floor_parsed(ctx);
-
-	if (verdict == XDP_DROP)
-		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
-	return verdict;
+	return xo_bench_floor_run(ctx, 1, 1);
 }
 
 /* Untimed twin of xo_bench_vlan: proves every iteration was handed the
