@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <time.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -95,11 +94,7 @@ void set_text(const Globals &g, const char *title, const GeneveCounterSet &c, co
 		uint64_t b = c[r].bytes - (prev ? (*prev)[r].bytes : 0);
 		if (!p && !g.verbose)
 			continue;
-		if (prev && dt > 0)
-			std::printf("  %-24s %12.0f pps %14.0f bps\n", geneve_counter_name(r),
-				    static_cast<double>(p) / dt, static_cast<double>(b) * 8 / dt);
-		else
-			std::printf("  %-24s %12" PRIu64 " pkts %14" PRIu64 " bytes\n", geneve_counter_name(r), p, b);
+		print_counter_line(geneve_counter_name(r), 24, p, b, prev ? dt : 0);
 	}
 }
 
@@ -192,44 +187,26 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 
 	// ---- port ----
 	auto *port = group("port", "UDP ports that carry Geneve (reference-counted)");
-	{
-		auto [s, o] = leaf(port, "add", "Register a port (again: one more reference)");
+	// add and del: the same command, one reference more or less
+	for (bool add : {true, false}) {
+		auto [s, o] = add ? leaf(port, "add", "Register a port (again: one more reference)")
+				  : leaf(port, "del", "Drop one reference; the port goes with the last");
 		s->add_option("port", o->port, "UDP port 1..65535")->required();
-		s->callback([&g, &rc, o] {
+		s->callback([&g, &rc, o, add] {
 			auto p = parse_geneve_port(o->port);
 			if (!p) {
 				rc = report(p.error());
 				return;
 			}
-			run(g, rc, o->ifname, true, [&](const Netdev &dev, GeneveMaps &m) -> Status {
-				auto n = m.port_add(*p);
+			run(g, rc, o->ifname, add, [&](const Netdev &dev, GeneveMaps &m) -> Status {
+				auto n = add ? m.port_add(*p) : m.port_del(*p);
 				if (!n)
 					return n.error();
 				if (g.json)
-					Json().begin_object().kv("interface", dev.name).kv("action", "added")
+					Json().begin_object().kv("interface", dev.name).kv("action", add ? "added" : "deleted")
 						.kv("port", unsigned{*p}).kv("refcnt", *n).end_object().print();
-				else
+				else if (add)
 					std::printf("%s: Geneve port %u added (refs %u)\n", dev.name.c_str(), *p, *n);
-				return ok();
-			});
-		});
-	}
-	{
-		auto [s, o] = leaf(port, "del", "Drop one reference; the port goes with the last");
-		s->add_option("port", o->port, "UDP port 1..65535")->required();
-		s->callback([&g, &rc, o] {
-			auto p = parse_geneve_port(o->port);
-			if (!p) {
-				rc = report(p.error());
-				return;
-			}
-			run(g, rc, o->ifname, false, [&](const Netdev &dev, GeneveMaps &m) -> Status {
-				auto n = m.port_del(*p);
-				if (!n)
-					return n.error();
-				if (g.json)
-					Json().begin_object().kv("interface", dev.name).kv("action", "deleted")
-						.kv("port", unsigned{*p}).kv("refcnt", *n).end_object().print();
 				else if (*n)
 					std::printf("%s: Geneve port %u released (refs %u)\n", dev.name.c_str(), *p, *n);
 				else

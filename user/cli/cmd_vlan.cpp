@@ -2,7 +2,6 @@
 // VLAN programs attached to an interface.
 #include <time.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -125,11 +124,7 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 			uint64_t b = c.v[h][r].bytes - (prev ? prev->v[h][r].bytes : 0);
 			if (!p && !g.verbose)
 				continue; // reasons that never happened: -v or --json shows them
-			if (prev && dt > 0)
-				std::printf("  %-22s %12.0f pps %14.0f bps\n", vlan_counter_name(r),
-					    static_cast<double>(p) / dt, static_cast<double>(b) * 8 / dt);
-			else
-				std::printf("  %-22s %12" PRIu64 " pkts %14" PRIu64 " bytes\n", vlan_counter_name(r), p, b);
+			print_counter_line(vlan_counter_name(r), 22, p, b, prev ? dt : 0);
 		}
 	}
 	std::fflush(stdout);

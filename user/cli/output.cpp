@@ -128,4 +128,13 @@ Json &Json::value(uint64_t v)
 	return *this;
 }
 
+void print_counter_line(const char *name, int width, uint64_t packets, uint64_t bytes, double rate_dt)
+{
+	if (rate_dt > 0)
+		std::printf("  %-*s %12.0f pps %14.0f bps\n", width, name, static_cast<double>(packets) / rate_dt,
+			    static_cast<double>(bytes) * 8 / rate_dt);
+	else
+		std::printf("  %-*s %12" PRIu64 " pkts %14" PRIu64 " bytes\n", width, name, packets, bytes);
+}
+
 } // namespace xoffload::cli

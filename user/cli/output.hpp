@@ -21,6 +21,10 @@ struct Globals {
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage.
 int report(const Error &e);
 
+// One line of a `stats` table: @name padded to @width, then totals, or the
+// rates over @rate_dt seconds when that is > 0.
+void print_counter_line(const char *name, int width, uint64_t packets, uint64_t bytes, double rate_dt);
+
 // Builds one JSON document; keys and values are escaped.
 class Json {
 public:
