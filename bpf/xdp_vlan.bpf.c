@@ -21,18 +21,18 @@ struct xo_macs {
  * the verifier sees fixed offsets.
  */
 
-/* Removes @n tags following the MAC addresses: the MACs move forward by
- * 4 * n bytes and the head follows them. Returns 0 or a negative errno.
+/* Removes @n tags following the MAC addresses of the frame at @data: the
+ * MACs move forward by 4 * n bytes and the head follows them. Only called
+ * with n <= the depth xo_xdp_tags found, so the bytes were bounds-checked
+ * there (the verifier follows each path and agrees). Returns 0 or a
+ * negative errno.
  */
-static __always_inline int xo_xdp_pop(struct xdp_md *ctx, int n)
+static __always_inline int xo_xdp_pop(struct xdp_md *ctx, void *data,
+				      void *data_end, int n)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
 	int len = n * (int)sizeof(struct xo_vlan_tag);
 	struct xo_macs macs;
 
-	if (data + XO_MAC_LEN + len > data_end)
-		return -1;
 	macs = *(struct xo_macs *)data;
 	*(struct xo_macs *)(data + len) = macs;
 	return bpf_xdp_adjust_head(ctx, len);
@@ -57,33 +57,92 @@ static __always_inline int xo_xdp_push(struct xdp_md *ctx,
 		goto undo;
 	macs = *(struct xo_macs *)(data + len);
 	*(struct xo_macs *)data = macs;
-	*(struct xo_vlan_tag *)(data + XO_MAC_LEN) = tags[0];
+	/* the tags as one 32- or 64-bit word each way (push[] is 8-aligned in
+	 * the policy; the packet store is unaligned, like the MAC words)
+	 */
 	if (n > 1)
-		*(struct xo_vlan_tag *)(data + XO_MAC_LEN + sizeof(tags[0])) = tags[1];
+		*(__u64 *)(data + XO_MAC_LEN) = *(const __u64 *)tags;
+	else
+		*(__u32 *)(data + XO_MAC_LEN) = *(const __u32 *)tags;
 	return 0;
 undo:
 	bpf_xdp_adjust_head(ctx, len);
 	return -1;
 }
 
-/* Applies plan->pop or plan->push; returns 0 or an XO_VLAN_CNT_DROP_*. */
-static __always_inline int xo_xdp_retag(struct xdp_md *ctx,
-					const struct xo_vlan_policy *pol,
-					const struct xo_vlan_plan *plan)
-{
-	int err = 0;
+/* What xo_parse_vlans finds in the frame at @data, as scalars: @depth
+ * tags, @too_deep if another follows, @outer_tci. A frame of at least
+ * XO_TAGS_SEEN bytes (every real one: the Ethernet minimum is 60) is read at
+ * fixed offsets after one bounds check; a shorter one takes the cursor walk,
+ * a check per tag. Returns 0, or -1 when the frame is truncated.
+ */
+#define XO_TAGS_SEEN (sizeof(struct ethhdr) + XO_VLAN_MAX_DEPTH * sizeof(struct xo_vlan_tag))
 
-	if (plan->pop == 1)
-		err = xo_xdp_pop(ctx, 1);
-	else if (plan->pop == 2)
-		err = xo_xdp_pop(ctx, 2);
-	if (err)
-		return XO_VLAN_CNT_DROP_MALFORMED;
-	if (plan->push == 1)
-		err = xo_xdp_push(ctx, pol->push, 1);
-	else if (plan->push == 2)
-		err = xo_xdp_push(ctx, pol->push, 2);
-	return err ? XO_VLAN_CNT_DROP_NO_HEADROOM : 0;
+static __always_inline int xo_xdp_tags(void *data, void *data_end, __u32 *depth,
+				       int *too_deep, __be16 *outer_tci)
+{
+	struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
+	__be16 proto;
+
+	_Static_assert(XO_VLAN_MAX_DEPTH == 2, "xo_xdp_tags reads two tags");
+	if (xo_unlikely(data + XO_TAGS_SEEN > data_end)) {
+		struct xo_cursor c = { .pos = data, .end = data_end };
+		struct xo_tags t = {};
+
+		if (!xo_parse_eth(&c) ||
+		    xo_parse_vlans(&c, xo_eth_proto(data), &t, XO_VLAN_MAX_DEPTH))
+			return -1;
+		*depth = t.depth;
+		*too_deep = t.too_deep;
+		*outer_tci = t.tag[0].tci;
+		return 0;
+	}
+	*depth = 0;
+	*too_deep = 0;
+	*outer_tci = 0;
+	proto = xo_eth_proto(data);
+	if (xo_is_vlan_proto(proto)) {
+		*depth = 1;
+		*outer_tci = vh[0].tci;
+		proto = vh[0].encap_proto;
+		if (xo_is_vlan_proto(proto)) {
+			*depth = 2;
+			*too_deep = xo_is_vlan_proto(vh[1].encap_proto);
+		}
+	}
+	return 0;
+}
+
+/* Applies the plan's pop or push (never both) and counts the frame: each
+ * outcome has its own path and counter, so no index is computed.
+ */
+static __always_inline int xo_xdp_retag(struct xdp_md *ctx, void *data, void *data_end,
+					const struct xo_vlan_policy *pol,
+					const struct xo_vlan_plan *plan,
+					struct xo_vlan_stats *st, __u64 bytes)
+{
+	int err;
+
+	if (plan->pop) {
+		err = plan->pop == 1 ? xo_xdp_pop(ctx, data, data_end, 1)
+				     : xo_xdp_pop(ctx, data, data_end, 2);
+		if (xo_unlikely(err)) {
+			xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+			return XDP_DROP;
+		}
+		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
+		return XDP_PASS;
+	}
+	if (plan->push) {
+		err = plan->push == 1 ? xo_xdp_push(ctx, pol->push, 1)
+				      : xo_xdp_push(ctx, pol->push, 2);
+		if (xo_unlikely(err)) {
+			xo_vlan_count(st, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
+			return XDP_DROP;
+		}
+	}
+	xo_vlan_count(st, xo_vlan_kept_reason(plan), bytes);
+	return XDP_PASS;
 }
 
 static __always_inline int xo_vlan_xdp(struct xdp_md *ctx)
@@ -91,39 +150,32 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u64 bytes = data_end - data;
-	struct xo_cursor c = { .pos = data, .end = data_end };
 	struct xo_vlan_policy *pol;
 	struct xo_vlan_plan plan;
-	struct xo_tags t = {};
-	struct ethhdr *eth;
 	__u32 dir = XO_DIR_INGRESS;
 	struct xo_vlan_stats *st = xo_vlan_stats_of(XO_HOOK_XDP);
+	__be16 outer_tci;
+	__u32 depth;
+	int too_deep;
 
 	pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
-	eth = xo_parse_eth(&c);
-	if (!pol || !eth || xo_parse_vlans(&c, xo_eth_proto(eth), &t, XO_VLAN_MAX_DEPTH)) {
+	if (xo_unlikely(!pol || xo_xdp_tags(data, data_end, &depth, &too_deep, &outer_tci))) {
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return XDP_DROP;
 	}
-	xo_vlan_decide(pol, dir, &t, &plan);
-	if (plan.drop_reason) {
+	xo_vlan_decide(pol, dir, depth, too_deep, outer_tci, &plan);
+	if (xo_unlikely(plan.drop_reason)) {
 		xo_vlan_count(st, plan.drop_reason, bytes);
 		return XDP_DROP;
 	}
 	if (plan.rewrite) {
-		struct xo_vlan_hdr *vh = (void *)(eth + 1);
+		struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
 
 		if ((void *)(vh + 1) > data_end)
 			return XDP_DROP; /* parsed above; keeps the verifier sure */
 		vh->tci = plan.new_tci;
 	}
-	plan.drop_reason = xo_xdp_retag(ctx, pol, &plan);
-	if (plan.drop_reason) {
-		xo_vlan_count(st, plan.drop_reason, bytes);
-		return XDP_DROP;
-	}
-	xo_vlan_count_kept(st, &plan, bytes);
-	return XDP_PASS;
+	return xo_xdp_retag(ctx, data, data_end, pol, &plan, st, bytes);
 }
 
 SEC("xdp")

@@ -68,11 +68,10 @@ static __always_inline void xo_bench_tally(__u32 what)
 		(*n)++;
 }
 
-/* The floor rows: the least a pop can cost here, then that plus each part
- * of xdp_vlan's work the issue requires (a per-CPU counter by reason, a
- * policy from a map and a parse of up to two tags). A frame that is not
- * the expected single-tagged one is tallied as BAD_IN and aborted, a path
- * the timed runs never take (the bench checks the tally).
+/* Reference rows: a bare pop, the least a pop can cost here, and the bare
+ * pop plus the per-CPU counter by reason the issue requires. A frame that
+ * is not the expected single-tagged one is tallied as BAD_IN and aborted, a
+ * path the timed runs never take (the bench checks the tally).
  */
 static __always_inline int xo_bench_floor_fail(void)
 {
@@ -95,62 +94,23 @@ static __always_inline int xo_bench_floor(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* The floor after xdp_vlan's policy lookup and tag parse. */
-static __always_inline int xo_bench_floor_parsed(struct xdp_md *ctx)
-{
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct xo_cursor c = { .pos = data, .end = data_end };
-	struct xo_vlan_policy *pol;
-	struct xo_tags t = {};
-	__u32 dir = XO_DIR_INGRESS;
-
-	pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
-	if (!pol || !xo_parse_eth(&c) ||
-	    xo_parse_vlans(&c, xo_eth_proto(data), &t, XO_VLAN_MAX_DEPTH) ||
-	    t.too_deep || t.depth != 1 || pol->action != XO_VLAN_ACT_POP)
-		return xo_bench_floor_fail();
-	return xo_bench_floor(ctx);
-}
-
-/* The bare pop, after the policy and parse if @parse, counted if @count
- * (one xo_vlan_stats counter, as xdp_vlan counts a frame). Both flags are
- * constants at every call site.
- */
-static __always_inline int xo_bench_floor_run(struct xdp_md *ctx, int parse, int count)
-{
-	__u64 bytes = ctx->data_end - ctx->data;
-	struct xo_vlan_stats *st = count ? xo_vlan_stats_of(XO_HOOK_XDP) : NULL;
-	int verdict = parse ? xo_bench_floor_parsed(ctx) : xo_bench_floor(ctx);
-
-	if (count && verdict == XDP_DROP)
-		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
-	return verdict;
-}
-
 SEC("xdp")
 int xo_bench_floor_pop(struct xdp_md *ctx)
 {
-	return xo_bench_floor_run(ctx, 0, 0);
+	return xo_bench_floor(ctx);
 }
 
+/* The bare pop and one xo_vlan_stats counter, as xdp_vlan counts a frame. */
 SEC("xdp")
 int xo_bench_floor_count(struct xdp_md *ctx)
 {
-	return xo_bench_floor_run(ctx, 0, 1);
-}
+	__u64 bytes = ctx->data_end - ctx->data;
+	struct xo_vlan_stats *st = xo_vlan_stats_of(XO_HOOK_XDP);
+	int verdict = xo_bench_floor(ctx);
 
-SEC("xdp")
-int xo_bench_floor_policy(struct xdp_md *ctx)
-{
-	return xo_bench_floor_run(ctx, 1, 0);
-}
-
-/* Both: xdp_vlan minus its decision. */
-SEC("xdp")
-int xo_bench_floor_both(struct xdp_md *ctx)
-{
-	return xo_bench_floor_run(ctx, 1, 1);
+	if (verdict == XDP_DROP)
+		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
+	return verdict;
 }
 
 /* Untimed twin of xo_bench_vlan: proves every iteration was handed the

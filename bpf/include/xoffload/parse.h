@@ -11,6 +11,12 @@
 #include <bpf/bpf_endian.h>
 #include "abi.h"
 
+/* Branch hints: clang lays the likely side out as the fall-through, so the
+ * common frame runs straight through the JITed code.
+ */
+#define xo_likely(x) __builtin_expect(!!(x), 1)
+#define xo_unlikely(x) __builtin_expect(!!(x), 0)
+
 struct xo_cursor {
 	void *pos;
 	void *end;

@@ -42,7 +42,7 @@ static __always_inline struct xo_vlan_stats *xo_vlan_stats_of(__u32 hook)
 static __always_inline void xo_vlan_count(struct xo_vlan_stats *st, __u32 reason,
 					  __u64 bytes)
 {
-	if (st && reason < XO_VLAN_CNT_MAX) {
+	if (xo_likely(st && reason < XO_VLAN_CNT_MAX)) {
 		st->c[reason].packets++;
 		st->c[reason].bytes += bytes;
 	}
@@ -60,17 +60,22 @@ struct xo_vlan_plan {
 	__be16 new_tci;
 };
 
-static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol,
-					   __u32 dir, const struct xo_tags *t,
+/* Decides from what a parse found: @depth tags (0..XO_VLAN_MAX_DEPTH),
+ * @too_deep if another tag follows them, @outer_tci the outermost tag's TCI
+ * (read only when @depth > 0). Scalars, not struct xo_tags, so that XDP can
+ * hand over what it read at fixed offsets without building the struct.
+ */
+static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol, __u32 dir,
+					   __u32 depth, int too_deep, __be16 outer_tci,
 					   struct xo_vlan_plan *plan)
 {
 	__builtin_memset(plan, 0, sizeof(*plan));
-	if (t->too_deep) {
+	if (too_deep) {
 		plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
 		return;
 	}
-	if (t->depth && (pol->flags & (XO_VLAN_F_ALLOW | XO_VLAN_F_REWRITE))) {
-		__u16 tci = bpf_ntohs(t->tag[0].tci);
+	if (depth && (pol->flags & (XO_VLAN_F_ALLOW | XO_VLAN_F_REWRITE))) {
+		__u16 tci = bpf_ntohs(outer_tci);
 		__u32 key = dir * XO_VID_SLOTS + (tci & XO_VID_MASK);
 		struct xo_vid_entry *e = bpf_map_lookup_elem(&xo_vlan_vid, &key);
 
@@ -89,11 +94,11 @@ static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol,
 		}
 	}
 	if (pol->action == XO_VLAN_ACT_POP) {
-		plan->pop = pol->pop_depth < t->depth ? pol->pop_depth : t->depth;
+		plan->pop = pol->pop_depth < depth ? pol->pop_depth : depth;
 		if (plan->pop)
 			plan->rewrite = 0;	/* the rewritten tag leaves anyway */
 	} else if (pol->action == XO_VLAN_ACT_PUSH && pol->push_count) {
-		if (t->depth + pol->push_count > XO_VLAN_MAX_DEPTH) {
+		if (depth + pol->push_count > XO_VLAN_MAX_DEPTH) {
 			plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
 			return;
 		}
@@ -102,22 +107,16 @@ static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol,
 	}
 }
 
-/* Counts the outcome of a frame that was kept: one counter, whatever
- * happened (see enum xo_vlan_counter; the decision never pops and rewrites).
+/* The one counter of a frame that was kept, whatever happened (see enum
+ * xo_vlan_counter; the decision never pops and rewrites).
  */
-static __always_inline void xo_vlan_count_kept(struct xo_vlan_stats *st,
-					       const struct xo_vlan_plan *plan,
-					       __u64 bytes)
+static __always_inline __u32 xo_vlan_kept_reason(const struct xo_vlan_plan *plan)
 {
-	__u32 r = XO_VLAN_CNT_PASSED;
-
 	if (plan->pop)
-		r = XO_VLAN_CNT_POPPED;
-	else if (plan->push)
-		r = plan->rewrite ? XO_VLAN_CNT_REWRITTEN_PUSHED : XO_VLAN_CNT_PUSHED;
-	else if (plan->rewrite)
-		r = XO_VLAN_CNT_REWRITTEN;
-	xo_vlan_count(st, r, bytes);
+		return XO_VLAN_CNT_POPPED;
+	if (plan->push)
+		return plan->rewrite ? XO_VLAN_CNT_REWRITTEN_PUSHED : XO_VLAN_CNT_PUSHED;
+	return plan->rewrite ? XO_VLAN_CNT_REWRITTEN : XO_VLAN_CNT_PASSED;
 }
 
 #endif /* XOFFLOAD_VLAN_H */
