@@ -281,8 +281,10 @@ void print_interval(const Globals &g, const Netdev &dev, Engine &e, bool rx, con
 			.kv("ring_full", now.ring_full - prev.ring_full).kv("mode", e.mode).end_object().print();
 		return;
 	}
-	std::printf("%-10s %s q%-6s %12.0f pps %8.3f Gbps  ring-full %-8" PRIu64, dev.name.c_str(),
-		    rx ? "rx" : "tx", queue_list(e).c_str(), pps, gbps, now.ring_full - prev.ring_full);
+	// RX: the fill ring found already topped up (we are ahead of the kernel,
+	// not a loss); TX: the TX ring had no room (back-pressure)
+	std::printf("%-10s %s q%-6s %12.0f pps %8.3f Gbps  %s %-8" PRIu64, dev.name.c_str(), rx ? "rx" : "tx",
+		    queue_list(e).c_str(), pps, gbps, rx ? "fill-full" : "ring-full", now.ring_full - prev.ring_full);
 	if (rx)
 		std::printf(" drops: rx-ring-full %" PRIu64 " fill-empty %" PRIu64 " invalid %" PRIu64,
 			    now.k_rx_ring_full - prev.k_rx_ring_full, now.k_fill_empty - prev.k_fill_empty,

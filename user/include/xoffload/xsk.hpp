@@ -144,7 +144,7 @@ struct XskStats {
 	uint64_t tx_packets = 0, tx_bytes = 0;		// submitted to the TX ring
 	uint64_t tx_completed = 0;			// frames back on the completion ring
 	uint64_t tx_ring_full = 0;			// submit found no room for a frame
-	uint64_t fill_ring_full = 0;			// refill found no room
+	uint64_t fill_ring_full = 0;			// refill found the fill ring without a free slot
 	uint64_t no_free_frames = 0;			// alloc found the free list empty
 	uint64_t wakeups = 0;				// sendto/recvfrom kicks
 	uint64_t kick_busy = 0;				// kick got EAGAIN/EBUSY/ENOBUFS

@@ -589,9 +589,11 @@ uint32_t XskSocket::refill() noexcept
 	FramePool &fp = *s.fp;
 	if (!fp.nfree)
 		return 0;
-	// reserve() is all-or-nothing: ask for what fits.
+	// reserve() is all-or-nothing: ask for what fits. A UMEM larger than the
+	// fill ring always leaves frames over; only a ring with no room at all
+	// (the kernel took nothing since the last refill) counts as full.
 	uint32_t n = std::min(xsk_prod_nb_free(&fp.fill, fp.nfree), fp.nfree);
-	if (n < fp.nfree)
+	if (!n)
 		s.st.fill_ring_full++;
 	uint32_t idx = 0;
 	if (!n || xsk_ring_prod__reserve(&fp.fill, n, &idx) != n)
