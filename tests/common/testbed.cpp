@@ -3,6 +3,7 @@
 // execv, waitpid) on data prepared before it was armed.
 #include "testbed.hpp"
 
+
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <sstream>
 
@@ -448,6 +450,20 @@ InNetns::~InNetns()
 		(void)setns(orig_, CLONE_NEWNET);
 		::close(orig_);
 	}
+}
+
+TempDir::TempDir(const char *prefix)
+{
+	std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
+	if (mkdtemp(tmpl.data()))
+		path_ = tmpl;
+}
+
+TempDir::~TempDir()
+{
+	std::error_code ec;
+	if (!path_.empty())
+		std::filesystem::remove_all(path_, ec);
 }
 
 } // namespace xoffload::test

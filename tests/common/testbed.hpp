@@ -114,6 +114,21 @@ private:
 	bool ok_ = false;
 };
 
+// A fresh directory under /tmp, removed with everything in it when this
+// goes out of scope, also when an assertion returns early. path() is empty
+// if it could not be made.
+class TempDir {
+public:
+	explicit TempDir(const char *prefix = "xo-test");
+	~TempDir();
+	TempDir(const TempDir &) = delete;
+	TempDir &operator=(const TempDir &) = delete;
+	const std::string &path() const { return path_; }
+
+private:
+	std::string path_;
+};
+
 // Fixture: a fresh testbed per test, skipped (with the reason) when not root
 // or when the testbed cannot be made; failed when XO_SOURCE_DIR is unset.
 // TearDown destroys it.

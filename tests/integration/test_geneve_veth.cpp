@@ -125,9 +125,9 @@ protected:
 	{
 		const std::string pkt = env_or_empty("XO_PKT");
 		EXPECT_FALSE(pkt.empty()) << "XO_PKT must be set (run through ctest)";
-		char tmpl[] = "/tmp/xo-gnv-XXXXXX";
-		EXPECT_NE(mkdtemp(tmpl), nullptr);
-		const std::string ready = std::string(tmpl) + "/ready";
+		TempDir tmp("xo-gnv");
+		EXPECT_FALSE(tmp.path().empty());
+		const std::string ready = tmp.path() + "/ready";
 		// B answers Geneve to a port nobody listens on with ICMP; a
 		// permanent neighbour entry keeps that from making A send ARP replies
 		CmdResult ne = run_cmd({"ip", "-n", tb_->ns_b(), "neigh", "replace", "10.250.0.1", "lladdr",
@@ -154,7 +154,6 @@ protected:
 				frames.push_back(std::move(f));
 			}
 		}
-		(void)run_cmd({"rm", "-rf", tmpl}, 10);
 		return frames;
 	}
 	bool tool_ok(std::vector<std::string> args)
@@ -593,9 +592,9 @@ TEST_F(GeneveVeth, RecvGeneveSpreadsInnerFlowsOverSocketsExactlyOnce)
 	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
 	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "400", "--action", "xsk", "--queues",
 			     std::to_string(nsock)}));
-	char tmpl[] = "/tmp/xo-gnv-rx-XXXXXX";
-	ASSERT_NE(mkdtemp(tmpl), nullptr);
-	const std::string dir = tmpl;
+	TempDir tmp("xo-gnv-rx");
+	ASSERT_FALSE(tmp.path().empty());
+	const std::string dir = tmp.path();
 
 	// --queues not given: three sockets, from the rule of VNI 400
 	BackgroundCmd rx(tool_argv(tb_->ns_b(),
@@ -668,7 +667,6 @@ TEST_F(GeneveVeth, RecvGeneveSpreadsInnerFlowsOverSocketsExactlyOnce)
 		send(encap(400, kEthTeb, inner_frame(i)));
 	st = tool({"geneve", "stats", ifb}, true);
 	EXPECT_EQ(counter(st.out, "400", "no-target"), 4u) << st.out;
-	(void)run_cmd({"rm", "-rf", dir}, 10);
 }
 
 // recv --geneve refuses clearly: without xdp_geneve's pins (exit 1), with a
