@@ -1234,9 +1234,13 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			next_report = t + o.interval;
 		}
 		if (!any) {
-			for (auto &s : e.socks)
+			// a shared group has one fill ring on one queue: one wakeup serves all
+			for (auto &s : e.socks) {
 				if (s.fill_needs_wakeup())
 					(void)::recvfrom(s.fd(), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+				if (e.shared_queue)
+					break;
+			}
 			int r = ::poll(pfds.data(), pfds.size(), 10);
 			(void)r;
 		}
