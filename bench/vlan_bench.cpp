@@ -542,6 +542,8 @@ int run_vlan(const Options &opt)
 	int err = unpin_all_maps(skel->obj);
 	if (!err)
 		err = bpf_program__set_autoload(skel->progs.xdp_vlan, false);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.xdp_vlan_mb, false);
 	if (err)
 		return fail("vlan: preparing the bench BPF object", err);
 	err = xo_bench_vlan_bpf__load(skel.get());

@@ -145,11 +145,16 @@ static __always_inline int xo_xdp_retag(struct xdp_md *ctx, void *data, void *da
 	return XDP_PASS;
 }
 
-static __always_inline int xo_vlan_xdp(struct xdp_md *ctx)
+/* @frags: the frame may span several buffers (xdp_vlan_mb); its bytes are
+ * then counted whole, with a helper call the single-buffer entry saves.
+ * The tags are always in the first buffer, which holds at least the
+ * headers a driver splits off.
+ */
+static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u64 bytes = data_end - data;
+	__u64 bytes = frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
 	struct xo_vlan_policy *pol;
 	struct xo_vlan_plan plan;
 	__u32 dir = XO_DIR_INGRESS;
@@ -181,7 +186,17 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx)
 SEC("xdp")
 int xdp_vlan(struct xdp_md *ctx)
 {
-	return xo_vlan_xdp(ctx);
+	return xo_vlan_xdp(ctx, 0);
+}
+
+/* The same for multi-buffer frames (an MTU above one page's worth): the
+ * entry to load on such an interface, by offload-tool or by xdp-loader
+ * (--prog-name xdp_vlan_mb).
+ */
+SEC("xdp.frags")
+int xdp_vlan_mb(struct xdp_md *ctx)
+{
+	return xo_vlan_xdp(ctx, 1);
 }
 
 /* libxdp dispatcher: priority 20 (before the default 50, so programs loaded
@@ -192,5 +207,10 @@ struct {
 	__uint(priority, 20);
 	__uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xdp_vlan);
+
+struct {
+	__uint(priority, 20);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xdp_vlan_mb);
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -40,7 +40,7 @@ int xo_bench_adj(struct xdp_md *ctx)
 SEC("xdp")
 int xo_bench_vlan(struct xdp_md *ctx)
 {
-	xo_vlan_xdp(ctx);
+	xo_vlan_xdp(ctx, 0);
 	return XDP_DROP;
 }
 
@@ -132,7 +132,7 @@ int xo_bench_vchk(struct xdp_md *ctx)
 		xo_bench_tally(XO_BENCH_CHK_BAD_IN);
 		return XDP_DROP;
 	}
-	xo_vlan_xdp(ctx);
+	xo_vlan_xdp(ctx, 0);
 	xo_bench_tally(xo_bench_match(ctx, e->out[k], e->out_len) ?
 		       XO_BENCH_CHK_OK : XO_BENCH_CHK_BAD_OUT);
 	return XDP_DROP;

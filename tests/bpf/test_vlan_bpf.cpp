@@ -629,6 +629,35 @@ TEST_F(VlanBpf, NoHeadroomThroughMetadata)
 	}
 }
 
+// xdp_vlan_mb: a frame larger than a page comes in several buffers. The
+// tags in the first are popped, the rest is untouched, and the counter
+// takes the whole frame's bytes. (test_run hands such a frame to xdp_vlan
+// too, which no driver does; xdp_vlan then counts only the first buffer.)
+TEST_F(VlanBpf, MultiBufferEntryPopsAndCountsWholeFrames)
+{
+	xdp_vlan_test_bpf *skel = env_->xdp();
+	const Bytes in = frame({kS30, kC100}, 6000);
+	const uint32_t popped = uint32_t{XO_HOOK_XDP} * XO_VLAN_CNT_MAX + XO_VLAN_CNT_POPPED;
+
+	env_->set_policy(XO_DIR_INGRESS, Policy::pop(2));
+	Counters before = env_->counters();
+	ASSERT_EQ(env_->run_xdp(skel->progs.xdp_vlan, in).err, 0);
+	Counters single = env_->counters() - before;
+	EXPECT_EQ(single.v[popped].packets, 1u);
+	EXPECT_LT(single.v[popped].bytes, in.size()) << "the frame did not span several buffers";
+
+	before = env_->counters();
+	RunResult r = env_->run_xdp(skel->progs.xdp_vlan_mb, in);
+	Counters delta = env_->counters() - before;
+
+	ASSERT_EQ(r.err, 0) << std::strerror(-r.err);
+	EXPECT_EQ(r.verdict(Hook::xdp), Verdict::pass) << "retval " << r.retval;
+	EXPECT_EQ(hexdump(r.out), hexdump(frame({}, 6000)));
+	Counters want;
+	want.v[popped] = {1, in.size()};
+	EXPECT_EQ(describe(delta), describe(want));
+}
+
 // ---- the objects themselves ----
 
 TEST_F(VlanBpf, TestsNeverPin)
@@ -670,6 +699,8 @@ TEST_F(VlanBpf, InstalledObjectsLoadAndMatchTheTestedCode)
 
 	EXPECT_EQ(bpf_program__insn_cnt(x->progs.xdp_vlan),
 		  bpf_program__insn_cnt(env_->xdp()->progs.xdp_vlan));
+	EXPECT_EQ(bpf_program__insn_cnt(x->progs.xdp_vlan_mb),
+		  bpf_program__insn_cnt(env_->xdp()->progs.xdp_vlan_mb));
 	EXPECT_EQ(bpf_program__insn_cnt(t->progs.tc_vlan_ingress),
 		  bpf_program__insn_cnt(env_->tc()->progs.tc_vlan_ingress));
 	EXPECT_EQ(bpf_program__insn_cnt(t->progs.tc_vlan_egress),

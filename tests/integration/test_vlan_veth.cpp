@@ -33,7 +33,7 @@ const Tag kAd100{kTpid8021AD, 100};
 
 // Frame i of an `xo-pkt send` run with these tags and --size frame_size(tags),
 // built independently of xo-pkt.
-Bytes frame(const Tags &tags, unsigned i, const Mac &dst = kMacB)
+Bytes frame(const Tags &tags, unsigned i, const Mac &dst = kMacB, size_t payload = kPayload)
 {
 	PacketBuilder pb;
 	pb.eth(dst, kMacA);
@@ -41,13 +41,13 @@ Bytes frame(const Tags &tags, unsigned i, const Mac &dst = kMacB)
 		pb.vlan(t.tpid, t.vid, t.pcp, t.dei);
 	return pb.ipv4(kIpA, kIpB, 64, static_cast<uint16_t>(i + 1))
 		.udp(kPortA, kPortB)
-		.payload(kPayload, static_cast<uint8_t>(i))
+		.payload(payload, static_cast<uint8_t>(i))
 		.build();
 }
 
-size_t frame_size(const Tags &tags)
+size_t frame_size(const Tags &tags, size_t payload = kPayload)
 {
-	return kEthHdrLen + tags.size() * kVlanHdrLen + 20 + 8 + kPayload;
+	return kEthHdrLen + tags.size() * kVlanHdrLen + 20 + 8 + payload;
 }
 
 std::string mac_str(const Mac &m)
@@ -156,10 +156,10 @@ protected:
 	// Sends `count` frames with `tags` from tx; records a failure if xo-pkt
 	// does. Returns xo-pkt's summary line.
 	std::string send(const Endpoint &tx, const Tags &tags, unsigned count, const Mac &dst = kMacB,
-			 const std::vector<std::string> &extra = {})
+			 const std::vector<std::string> &extra = {}, size_t payload = kPayload)
 	{
 		std::vector<std::string> argv{pkt_, "-n", tx.ns, "send", tx.ifname, "--count", std::to_string(count),
-					      "--size", std::to_string(frame_size(tags)), "--dst-mac", mac_str(dst)};
+					      "--size", std::to_string(frame_size(tags, payload)), "--dst-mac", mac_str(dst)};
 		argv.insert(argv.end(), extra.begin(), extra.end());
 		for (const Tag &t : tags) {
 			char v[40];
@@ -200,19 +200,25 @@ protected:
 			EXPECT_EQ(hexdump(got[i]), hexdump(want(i))) << label << ": frame " << i;
 	}
 
-	// One counter of `offload-tool --json vlan stats`; -1 if absent.
-	long long counter(const Endpoint &e, const std::string &hook, const std::string &reason)
+	// One counter (packets, or bytes) of `offload-tool --json vlan stats`; -1 if absent.
+	long long counter(const Endpoint &e, const std::string &hook, const std::string &reason,
+			  const std::string &what = "packets")
 	{
 		CmdResult r = tool(e.ns, {"vlan", "stats", e.ifname}, true);
 		EXPECT_EQ(r.exit_code, 0) << last_cmd_ << ": " << r.describe();
 		size_t h = r.out.find("\"" + hook + "\":{");
 		if (h == std::string::npos)
 			return -1;
-		std::string key = "\"" + reason + "\":{\"packets\":";
+		std::string key = "\"" + reason + "\":{";
 		size_t p = r.out.find(key, h);
 		if (p == std::string::npos)
 			return -1;
-		return std::atoll(r.out.c_str() + p + key.size());
+		std::string field = "\"" + what + "\":";
+		size_t q = r.out.find(field, p);
+		size_t end = r.out.find('}', p);
+		if (q == std::string::npos || q > end)
+			return -1;
+		return std::atoll(r.out.c_str() + q + field.size());
 	}
 
 	std::string pin_dir(const Endpoint &e) const { return "/sys/fs/bpf/xoffload/" + e.ifname + "@" + e.ns; }
@@ -294,6 +300,41 @@ TEST_F(VlanVeth, XdpNativePop)
 		      "xdp native pop: untagged on B");
 	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
 	EXPECT_EQ(counter(b_, "xdp", "dropped-malformed"), 0) << "malformed counter";
+	detach_and_check(b_);
+}
+
+// A jumbo MTU makes veth hand XDP frames in several buffers: attach picks
+// xdp_vlan_mb, which pops the tags of 6000-byte frames and counts them whole.
+TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
+{
+	const unsigned n = 3;
+	const size_t payload = 6000 - frame_size({kAd100, kQ100}, 0);
+	for (const Endpoint &e : {a_, b_}) {
+		CmdResult r = run_cmd({"ip", "-n", e.ns, "link", "set", "dev", e.ifname, "mtu", "9000"}, kCmdTimeout);
+		ASSERT_TRUE(r.ok()) << r.describe();
+	}
+	auto jumbo = [&](const Tags &tags) {
+		auto cap = start_capture(b_, n, kCaptureTimeout);
+		if (!cap)
+			return std::vector<Bytes>{};
+		send(a_, tags, n, kMacB, {}, payload);
+		CmdResult r = cap->wait(kCaptureTimeout + 5);
+		EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "capture: " << r.describe();
+		return parse_frames(r.out);
+	};
+	expect_frames(jumbo({kAd100, kQ100}), n,
+		      [&](unsigned i) { return frame({kAd100, kQ100}, i, kMacB, payload); },
+		      "negative: no program, both tags arrive");
+
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	EXPECT_NE(at.out.find("xdp_vlan_mb"), std::string::npos) << at.out;
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname, "--depth", "2"}));
+	expect_frames(jumbo({kAd100, kQ100}), n, [&](unsigned i) { return frame({}, i, kMacB, payload); },
+		      "xdp_vlan_mb pop of 6000-byte QinQ frames");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
+	EXPECT_EQ(counter(b_, "xdp", "popped", "bytes"), static_cast<long long>(n * (payload + frame_size({kAd100, kQ100}, 0))))
+		<< "popped bytes: the whole frames, not their first buffers";
 	detach_and_check(b_);
 }
 

@@ -81,36 +81,6 @@ double now_s()
 	return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-// One SIOCGIF* request on ifname.
-Status if_ioctl(const std::string &ifname, unsigned long req, ifreq &ifr, const char *what)
-{
-	UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-	if (!fd.valid())
-		return errno_error("socket", errno);
-	std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
-	if (::ioctl(fd.get(), req, &ifr))
-		return errno_error(std::string("read the ") + what + " of " + ifname, errno);
-	return ok();
-}
-
-Result<std::array<uint8_t, 6>> if_mac(const std::string &ifname)
-{
-	ifreq ifr{};
-	if (auto s = if_ioctl(ifname, SIOCGIFHWADDR, ifr, "MAC address"); !s)
-		return s.error();
-	std::array<uint8_t, 6> m{};
-	std::memcpy(m.data(), ifr.ifr_hwaddr.sa_data, 6);
-	return m;
-}
-
-Result<uint32_t> if_mtu(const std::string &ifname)
-{
-	ifreq ifr{};
-	if (auto s = if_ioctl(ifname, SIOCGIFMTU, ifr, "MTU"); !s)
-		return s.error();
-	return static_cast<uint32_t>(ifr.ifr_mtu);
-}
-
 // Bytes of a received frame one UMEM chunk holds: the kernel keeps
 // XDP_PACKET_HEADROOM in front of the data (copy and zero-copy mode alike).
 constexpr uint32_t kXdpPacketHeadroom = 256;
@@ -801,7 +771,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 	if (!dev)
 		return dev.error();
 	if (o.src_mac.empty() || (*gnv && o.outer_src_mac.empty())) {
-		auto m = if_mac(dev->name);
+		auto m = netdev_mac(dev->name);
 		if (!m)
 			return m.error();
 		if (o.src_mac.empty())
@@ -1085,7 +1055,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	// without multi-buffer support (xp_assign_dev)
 	bool sg = o.multi_buffer == "on";
 	if (o.multi_buffer == "auto") {
-		auto mtu = if_mtu(dev->name);
+		auto mtu = netdev_mtu(dev->name);
 		if (!mtu)
 			return mtu.error();
 		sg = *mtu + 14 + 8 > o.frame_size - kXdpPacketHeadroom;	// Ethernet + two tags

@@ -72,5 +72,5 @@ int xdp_vlan_tight(struct xdp_md *ctx)
 	    bpf_xdp_adjust_tail(ctx, -(int)taken))
 		return XDP_ABORTED;
 	tight_taken = taken;
-	return xo_vlan_xdp(ctx);
+	return xo_vlan_xdp(ctx, 0);
 }

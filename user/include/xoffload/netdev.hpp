@@ -2,6 +2,8 @@
 // (/sys/fs/bpf/xoffload/<ifname>[@<netns>]/).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,6 +18,10 @@ struct Netdev {
 
 // Resolves an interface in the current network namespace (usage error if absent).
 Result<Netdev> netdev_lookup(std::string_view ifname);
+
+// The MTU and the MAC address of an interface in the current namespace.
+Result<uint32_t> netdev_mtu(const std::string &ifname);
+Result<std::array<uint8_t, 6>> netdev_mac(const std::string &ifname);
 
 // Moves this process into the named network namespace (/run/netns/<name>),
 // like `ip -n`. The mount namespace, and so bpffs, stays the caller's.

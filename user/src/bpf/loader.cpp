@@ -70,7 +70,7 @@ using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
 
 // Program names, taken from the skeletons rather than spelled here.
 struct ProgNames {
-	std::string xdp, tc_ingress, tc_egress;
+	std::string xdp, xdp_mb, tc_ingress, tc_egress;
 	std::string geneve;
 };
 
@@ -80,8 +80,10 @@ const ProgNames &prog_names()
 		ProgNames n;
 		XdpVlanSkel x(xdp_vlan_bpf__open());
 		TcVlanSkel t(tc_vlan_bpf__open());
-		if (x)
+		if (x) {
 			n.xdp = bpf_program__name(x->progs.xdp_vlan);
+			n.xdp_mb = bpf_program__name(x->progs.xdp_vlan_mb);
+		}
 		if (t) {
 			n.tc_ingress = bpf_program__name(t->progs.tc_vlan_ingress);
 			n.tc_egress = bpf_program__name(t->progs.tc_vlan_egress);
@@ -171,7 +173,11 @@ struct XdpObject {
 	bpf_program *prog = nullptr;
 };
 
-Result<XdpObject> open_xdp_object(Feature f, const std::string &dir)
+// An MTU above this may hand XDP a frame in several buffers (veth splits
+// above about 3500 bytes, other drivers earlier): xdp_vlan_mb then.
+constexpr uint32_t kSingleBufferMtu = 1500;
+
+Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
 	XdpObject o;
@@ -186,31 +192,49 @@ Result<XdpObject> open_xdp_object(Feature f, const std::string &dir)
 		if (!o.vlan)
 			return errno_error("open xdp_vlan object", errno);
 		o.obj = o.vlan->obj;
-		o.prog = o.vlan->progs.xdp_vlan;
+		o.prog = frags ? o.vlan->progs.xdp_vlan_mb : o.vlan->progs.xdp_vlan;
+		// only the entry that is attached gets loaded (and verified)
+		bpf_program__set_autoload(frags ? o.vlan->progs.xdp_vlan : o.vlan->progs.xdp_vlan_mb, false);
 	}
 	return o;
 }
 
-Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir)
+// The kernel refuses a single-buffer program where frames may span several
+// buffers: veth with ERANGE (its peer's MTU counts), other drivers EINVAL.
+bool needs_frags(int err)
 {
-	auto skel = open_xdp_object(f, dir);
+	return err == -ERANGE || err == -EINVAL;
+}
+
+// One attach of @f's single- or multi-buffer entry. Returns the program, or
+// the negative errno of xdp_program__create/attach in @err.
+Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir, bool frags,
+				    int &err)
+{
+	err = 0;
+	auto skel = open_xdp_object(f, dir, frags);
 	if (!skel)
 		return skel.error();
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj,
 			    .prog_name = bpf_program__name(skel->prog));
 	XdpProgram prog(xdp_program__create(&po));
-	if (long err = libxdp_get_error(prog.get())) {
+	if (long e = libxdp_get_error(prog.get())) {
 		prog.release();
-		return errno_error("create xdp program", static_cast<int>(err));
+		err = static_cast<int>(e);
+		return errno_error("create xdp program", err);
 	}
-	int err = xdp_program__attach(prog.get(), dev.ifindex,
-				      mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	err = xdp_program__attach(prog.get(), dev.ifindex, mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err) {
 		std::string why = std::string("attach ") + bpf_program__name(skel->prog) + " to " + dev.name + " (" + to_string(mode) + ")";
 		if (err == -EOPNOTSUPP && mode == XdpMode::native)
 			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
 		if (err == -EEXIST || err == -EBUSY)
 			return runtime_error(why + ": another XDP program holds the interface in a mode that cannot be shared", -err);
+		if (f == Feature::geneve && needs_frags(err))
+			return runtime_error(why + ": frames may arrive in several buffers here (a large MTU; on veth the " +
+						     "peer's counts too), and xdp_geneve reads each frame from one buffer " +
+						     "(lower the MTU or use --mode skb)",
+					     -err);
 		return load_error(why, err);
 	}
 	AttachInfo info{Hook::xdp, mode, xdp_program__id(prog.get()), bpf_program__name(skel->prog)};
@@ -219,6 +243,22 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 	if (auto mp = xdp_query(dev); mp && mp->get())
 		info.multiprog = !xdp_multiprog__is_legacy(mp->get());
 	return info;
+}
+
+// vlan: the multi-buffer entry when the MTU is above kSingleBufferMtu, or
+// when the kernel refuses the single-buffer one for frames that may span
+// buffers (a veth whose peer has the large MTU).
+Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir)
+{
+	auto mtu = netdev_mtu(dev.name);
+	if (!mtu)
+		return mtu.error();
+	const bool frags = f == Feature::vlan && *mtu > kSingleBufferMtu;
+	int err = 0;
+	auto r = attach_xdp_entry(dev, f, mode, dir, frags, err);
+	if (!r && f == Feature::vlan && !frags && needs_frags(err))
+		r = attach_xdp_entry(dev, f, mode, dir, true, err);
+	return r;
 }
 
 Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
@@ -247,7 +287,7 @@ Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 bool is_our_name(const std::string &name)
 {
 	const auto &n = prog_names();
-	return name == n.xdp || name == n.tc_ingress || name == n.tc_egress || name == n.geneve;
+	return name == n.xdp || name == n.xdp_mb || name == n.tc_ingress || name == n.tc_egress || name == n.geneve;
 }
 
 } // namespace
@@ -344,7 +384,8 @@ Result<IfStatus> status(const Netdev &dev)
 		for_each_xdp_prog(m, [&](xdp_program *p) {
 			XdpProgInfo pi{xdp_program__name(p), xdp_program__id(p),
 				       xdp_program__run_prio(p), false};
-			pi.ours = pi.name == prog_names().xdp || pi.name == prog_names().geneve;
+			pi.ours = pi.name == prog_names().xdp || pi.name == prog_names().xdp_mb ||
+				  pi.name == prog_names().geneve;
 			Feature f = pi.name == prog_names().geneve ? Feature::geneve : Feature::vlan;
 			if (pi.ours)
 				st.ours.push_back(AttachInfo{Hook::xdp, mode_of(m), pi.id, pi.name,

@@ -4,11 +4,15 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -32,6 +36,40 @@ Result<Netdev> netdev_lookup(std::string_view ifname)
 		return usage_error("unknown interface '" + name + "'" + where);
 	}
 	return Netdev{name, static_cast<int>(idx)};
+}
+
+namespace {
+
+// One SIOCGIF* request on ifname.
+Status if_ioctl(const std::string &ifname, unsigned long req, ifreq &ifr, const char *what)
+{
+	UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+	if (!fd.valid())
+		return errno_error("socket", errno);
+	std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
+	if (::ioctl(fd.get(), req, &ifr))
+		return errno_error(std::string("read the ") + what + " of " + ifname, errno);
+	return ok();
+}
+
+} // namespace
+
+Result<uint32_t> netdev_mtu(const std::string &ifname)
+{
+	ifreq ifr{};
+	if (auto s = if_ioctl(ifname, SIOCGIFMTU, ifr, "MTU"); !s)
+		return s.error();
+	return static_cast<uint32_t>(ifr.ifr_mtu);
+}
+
+Result<std::array<uint8_t, 6>> netdev_mac(const std::string &ifname)
+{
+	ifreq ifr{};
+	if (auto s = if_ioctl(ifname, SIOCGIFHWADDR, ifr, "MAC address"); !s)
+		return s.error();
+	std::array<uint8_t, 6> m{};
+	std::memcpy(m.data(), ifr.ifr_hwaddr.sa_data, 6);
+	return m;
 }
 
 Status netns_enter(const std::string &name)
