@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "output.hpp"
 
@@ -17,6 +19,11 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc);
 void add_geneve_command(CLI::App &app, Globals &g, int &rc);	// port, rule, option, csum, stats
 void add_xsk_commands(CLI::App &app, Globals &g, int &rc);	// send, recv
 void add_features_command(CLI::App &app, Globals &g, int &rc);
+// bench runs tools/bench: what follows its name is the bench's, not ours;
+// main() takes it off argv (split_bench_args) before CLI11 parses the rest.
+std::vector<std::string> split_bench_args(int argc, char **argv);
+void add_bench_command(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
+
 
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);

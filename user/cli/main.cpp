@@ -56,9 +56,12 @@ int main(int argc, char **argv)
 	cli::add_geneve_command(app, g, rc);
 	cli::add_xsk_commands(app, g, rc);
 	cli::add_features_command(app, g, rc);
+	const std::vector<std::string> bench_args = cli::split_bench_args(argc, argv);
+	cli::add_bench_command(app, g, rc, bench_args);
 
 	try {
-		app.parse(argc, argv);
+		// CLI11 parses everything up to the bench's name
+		app.parse(argc - static_cast<int>(bench_args.size()), argv);
 	} catch (const CLI::CallForHelp &e) {
 		return app.exit(e);
 	} catch (const CLI::CallForAllHelp &e) {
