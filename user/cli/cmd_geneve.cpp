@@ -71,15 +71,6 @@ void ports_out(const Globals &g, const std::string &ifname, const std::vector<Ge
 }
 
 
-void set_json(Json &j, const GeneveCounterSet &c, const GeneveCounterSet *prev)
-{
-	for (unsigned r = 0; r < kGeneveStats; r++)
-		j.begin_object(geneve_counter_name(r))
-			.kv("packets", uint64_t{c[r].packets - (prev ? (*prev)[r].packets : 0)})
-			.kv("bytes", uint64_t{c[r].bytes - (prev ? (*prev)[r].bytes : 0)})
-			.end_object();
-}
-
 void set_text(const Globals &g, const char *title, const GeneveCounterSet &c, const GeneveCounterSet *prev,
 	      double dt)
 {
@@ -89,13 +80,7 @@ void set_text(const Globals &g, const char *title, const GeneveCounterSet &c, co
 	if (!total && !g.verbose)
 		return;
 	std::printf("%s%s\n", title, prev ? " (per second)" : "");
-	for (unsigned r = 0; r < kGeneveStats; r++) {
-		uint64_t p = c[r].packets - (prev ? (*prev)[r].packets : 0);
-		uint64_t b = c[r].bytes - (prev ? (*prev)[r].bytes : 0);
-		if (!p && !g.verbose)
-			continue;
-		print_counter_line(geneve_counter_name(r), 24, p, b, prev ? dt : 0);
-	}
+	print_counter_set(c, prev, geneve_counter_name, 24, g.verbose, dt);
 }
 
 const GeneveCounterSet *find_vni(const GeneveCounters *c, uint32_t vni)
@@ -118,11 +103,11 @@ void print_counters(const Globals &g, const Netdev &dev, const GeneveCounters &c
 		if (prev)
 			j.kv("interval_s", dt);
 		j.begin_object("total");
-		set_json(j, c.total, prev ? &prev->total : nullptr);
+		json_counter_set(j, c.total, prev ? &prev->total : nullptr, geneve_counter_name);
 		j.end_object().begin_array("vnis");
 		for (const auto &[vni, s] : c.per_vni) {
 			j.begin_object().kv("vni", vni_str(vni));
-			set_json(j, s, find_vni(prev, vni));
+			json_counter_set(j, s, find_vni(prev, vni), geneve_counter_name);
 			j.end_object();
 		}
 		j.end_array().end_object().print();

@@ -102,11 +102,7 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 		j.begin_object("hooks");
 		for (unsigned h = 0; h < XO_HOOK_MAX; h++) {
 			j.begin_object(hook_name(h));
-			for (unsigned r = 0; r < kVlanStats; r++) {
-				uint64_t p = c.v[h][r].packets - (prev ? prev->v[h][r].packets : 0);
-				uint64_t b = c.v[h][r].bytes - (prev ? prev->v[h][r].bytes : 0);
-				j.begin_object(vlan_counter_name(r)).kv("packets", p).kv("bytes", b).end_object();
-			}
+			json_counter_set(j, c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name);
 			j.end_object();
 		}
 		j.end_object().end_object().print();
@@ -119,13 +115,8 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 		if (!total)
 			continue;
 		std::printf("%s %s%s\n", dev.name.c_str(), hook_name(h), prev ? " (per second)" : "");
-		for (unsigned r = 0; r < kVlanStats; r++) {
-			uint64_t p = c.v[h][r].packets - (prev ? prev->v[h][r].packets : 0);
-			uint64_t b = c.v[h][r].bytes - (prev ? prev->v[h][r].bytes : 0);
-			if (!p && !g.verbose)
-				continue; // reasons that never happened: -v or --json shows them
-			print_counter_line(vlan_counter_name(r), 22, p, b, prev ? dt : 0);
-		}
+		// reasons that never happened: -v or --json shows them
+		print_counter_set(c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name, 22, g.verbose, dt);
 	}
 	std::fflush(stdout);
 }

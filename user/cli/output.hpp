@@ -2,12 +2,15 @@
 // global options every subcommand sees.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "xoffload/abi.h"
 #include "xoffload/result.hpp"
 
 namespace xoffload::cli {
@@ -24,6 +27,7 @@ int report(const Error &e);
 // One line of a `stats` table: @name padded to @width, then totals, or the
 // rates over @rate_dt seconds when that is > 0.
 void print_counter_line(const char *name, int width, uint64_t packets, uint64_t bytes, double rate_dt);
+
 
 // Builds one JSON document; keys and values are escaped.
 class Json {
@@ -52,5 +56,31 @@ private:
 	std::string s_;
 	std::vector<bool> first_{true};
 };
+
+// The counters of one set, less @prev's when given (then as rates over
+// @rate_dt seconds): text lines, left out when they did not move unless
+// @all, or one JSON object per counter. @name(r) names counter r.
+template <size_t N, typename Name>
+void print_counter_set(const std::array<xo_counter, N> &c, const std::array<xo_counter, N> *prev, Name &&name,
+		       int width, bool all, double rate_dt)
+{
+	for (unsigned r = 0; r < N; r++) {
+		uint64_t p = c[r].packets - (prev ? (*prev)[r].packets : 0);
+		uint64_t b = c[r].bytes - (prev ? (*prev)[r].bytes : 0);
+		if (p || all)
+			print_counter_line(name(r), width, p, b, prev ? rate_dt : 0);
+	}
+}
+
+template <size_t N, typename Name>
+void json_counter_set(Json &j, const std::array<xo_counter, N> &c, const std::array<xo_counter, N> *prev,
+		      Name &&name)
+{
+	for (unsigned r = 0; r < N; r++)
+		j.begin_object(name(r))
+			.kv("packets", uint64_t{c[r].packets - (prev ? (*prev)[r].packets : 0)})
+			.kv("bytes", uint64_t{c[r].bytes - (prev ? (*prev)[r].bytes : 0)})
+			.end_object();
+}
 
 } // namespace xoffload::cli
