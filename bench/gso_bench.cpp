@@ -28,7 +28,8 @@
 //   (16 super-packets each) of the two engines, alternating which goes
 //   first, the input 0, 8, 16, 24 bytes from a cache line in turn, median
 //   of the pairs' ratios; drift cancels within a pair, order effects fall on
-//   both alike, and so do payload alignments (see xuntag_shifts). Before timing,
+//   both alike, and so do payload alignments (see xuntag_shifts); those
+//   blocks are timed on the wall clock. Before timing,
 //   each case's engine output passes the independent
 //   checker (tests/common/gso_check.hpp), DPDK's output segment count must
 //   equal the engine's and DPDK's +csum output passes the same checker.
@@ -927,7 +928,8 @@ int run_gso(const Options &opt)
 			    oncpu < 0.9 ? " (busy machine: expect noise)" : "");
 		std::printf("  memcpy: the same frame lengths copied from the input into the same slots\n");
 		std::printf("  xuntag: tagged/untagged engine rate, median of %u pairs of %zu-super-packet blocks, order alternating,\n"
-			    "          input at +0/+8/+16/+24 from a cache line in turn (the tags shift the payload's alignment)\n",
+			    "          input at +0/+8/+16/+24 from a cache line in turn (the tags shift the payload's alignment);\n"
+			    "          wall clock (blocks of ~30 us: a thread-CPU clock read is a system call)\n",
 			    quick ? xuntag_quick_pairs : xuntag_pairs, xuntag_block);
 		if (have_dpdk)
 			std::printf("  %s: rte_gso_segment + copy of header/indirect mbufs into the slots (+csum: "

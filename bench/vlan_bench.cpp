@@ -240,8 +240,8 @@ std::vector<Case> make_cases()
 	rw.counters = {XO_VLAN_CNT_REWRITTEN};
 	cases.push_back(rw);
 
-	// References: what xdp_vlan costs when it changes nothing, and the
-	// least a pop or push can cost in this harness.
+	// References: what xdp_vlan costs when it changes nothing, and what a
+	// lone adjust_head costs in this harness (its part of any pop or push).
 	Case none;
 	none.name = "no-policy";
 	none.measures = "ref: xdp_vlan, no policy: parse 1 tag, count, keep";
@@ -515,7 +515,7 @@ const char *design_text =
 	"fixed point of its operation (MAC bytes repeat the tag; rewrite flips VID 100<->200).\n"
 	"Checked: each timed run's xo_vlan_stats counters == frames, nothing else counted, and\n"
 	"a verify pass compared every frame's input and output bytes (not baseline, adj-head);\n"
-	"the bare-pop rows count any frame that is not their tagged input, and none may.\n";
+	"the bare-pop rows abort (and tally) any frame without the 802.1Q ethertype; none may.\n";
 
 const char *legend_text =
 	"\nns/pkt: median over runs of wall time per frame minus the syscall's fixed cost (a\n"

@@ -17,15 +17,16 @@ struct xo_macs {
 	__u32 w[3];
 };
 
-/* @n is a compile-time constant at every call site (see xo_xdp_retag), so
- * the verifier sees fixed offsets.
+/* @n is 1 or 2 at every call site (see xo_xdp_retag); clang may merge the
+ * two into one path with a register offset, which the bounds checks below
+ * keep verifiable.
  */
 
 /* Removes @n tags following the MAC addresses of the frame at @data: the
- * MACs move forward by 4 * n bytes and the head follows them. Only called
- * with n <= the depth xo_xdp_tags found, so the bytes were bounds-checked
- * there (the verifier follows each path and agrees). Returns 0 or a
- * negative errno.
+ * MACs move forward by 4 * n bytes and the head follows them. Called with
+ * n <= the depth xo_xdp_tags found, so the check never fails; it keeps the
+ * verifier's proof local instead of relying on how clang joins the paths.
+ * Returns 0 or a negative errno.
  */
 static __always_inline int xo_xdp_pop(struct xdp_md *ctx, void *data,
 				      void *data_end, int n)
@@ -33,16 +34,18 @@ static __always_inline int xo_xdp_pop(struct xdp_md *ctx, void *data,
 	int len = n * (int)sizeof(struct xo_vlan_tag);
 	struct xo_macs macs;
 
+	if (xo_unlikely(data + XO_MAC_LEN + len > data_end))
+		return -1;
 	macs = *(struct xo_macs *)data;
 	*(struct xo_macs *)(data + len) = macs;
 	return bpf_xdp_adjust_head(ctx, len);
 }
 
-/* Inserts @n tags from @tags after the MAC addresses. Returns 0, or a
+/* Inserts @n tags from @pol->push after the MAC addresses. Returns 0, or a
  * negative errno when the headroom cannot take them (frame unchanged).
  */
 static __always_inline int xo_xdp_push(struct xdp_md *ctx,
-				       const struct xo_vlan_tag *tags, int n)
+				       const struct xo_vlan_policy *pol, int n)
 {
 	int len = n * (int)sizeof(struct xo_vlan_tag);
 	void *data, *data_end;
@@ -57,13 +60,17 @@ static __always_inline int xo_xdp_push(struct xdp_md *ctx,
 		goto undo;
 	macs = *(struct xo_macs *)(data + len);
 	*(struct xo_macs *)data = macs;
-	/* the tags as one 32- or 64-bit word each way (push[] is 8-aligned in
-	 * the policy; the packet store is unaligned, like the MAC words)
+	/* each tag as one 32-bit word: memcpy, not a cast, and from the policy
+	 * itself, whose 4-byte alignment (and so push[]'s) clang then knows
 	 */
-	if (n > 1)
-		*(__u64 *)(data + XO_MAC_LEN) = *(const __u64 *)tags;
-	else
-		*(__u32 *)(data + XO_MAC_LEN) = *(const __u32 *)tags;
+	__u32 w;
+
+	__builtin_memcpy(&w, &pol->push[0], sizeof(w));
+	*(__u32 *)(data + XO_MAC_LEN) = w;
+	if (n > 1) {
+		__builtin_memcpy(&w, &pol->push[1], sizeof(w));
+		*(__u32 *)(data + XO_MAC_LEN + sizeof(w)) = w;
+	}
 	return 0;
 undo:
 	bpf_xdp_adjust_head(ctx, len);
@@ -134,8 +141,8 @@ static __always_inline int xo_xdp_retag(struct xdp_md *ctx, void *data, void *da
 		return XDP_PASS;
 	}
 	if (plan->push) {
-		err = plan->push == 1 ? xo_xdp_push(ctx, pol->push, 1)
-				      : xo_xdp_push(ctx, pol->push, 2);
+		err = plan->push == 1 ? xo_xdp_push(ctx, pol, 1)
+				      : xo_xdp_push(ctx, pol, 2);
 		if (xo_unlikely(err)) {
 			xo_vlan_count(st, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
 			return XDP_DROP;

@@ -26,9 +26,11 @@ TEST(CliBench, RefusesUnknownBenchesAndNetns)
 	EXPECT_NE(r.err.find("unknown bench 'nope'"), std::string::npos) << r.err;
 	EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
 
-	r = run_cmd({tool(), "-n", "xo-no-such-ns", "bench", "vlan"}, 20);
-	EXPECT_EQ(r.exit_code, 2) << r.describe();
-	EXPECT_NE(r.err.find("-n does not apply"), std::string::npos) << r.err;
+	for (const char *n : {"-n", "-vn", "--netns"}) {
+		r = run_cmd({tool(), n, "xo-no-such-ns", "bench", "vlan"}, 20);
+		EXPECT_EQ(r.exit_code, 2) << n << ": " << r.describe();
+		EXPECT_NE(r.err.find("-n does not apply"), std::string::npos) << n << ": " << r.err;
+	}
 }
 
 TEST(CliBench, RunsTheVlanBenchOfTheSourceTree)

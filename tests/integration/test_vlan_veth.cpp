@@ -304,15 +304,30 @@ TEST_F(VlanVeth, XdpNativePop)
 }
 
 // A jumbo MTU makes veth hand XDP frames in several buffers: attach picks
-// xdp_vlan_mb, which pops the tags of 6000-byte frames and counts them whole.
+// xdp_vlan_mb (by the MTU, or after veth refused xdp_vlan), which pops the
+// tags of 6000-byte frames and counts them whole.
 TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 {
 	const unsigned n = 3;
 	const size_t payload = 6000 - frame_size({kAd100, kQ100}, 0);
-	for (const Endpoint &e : {a_, b_}) {
+	auto set_mtu = [&](const Endpoint &e) {
 		CmdResult r = run_cmd({"ip", "-n", e.ns, "link", "set", "dev", e.ifname, "mtu", "9000"}, kCmdTimeout);
-		ASSERT_TRUE(r.ok()) << r.describe();
-	}
+		EXPECT_TRUE(r.ok()) << r.describe();
+	};
+	// only the peer's MTU is large: veth refuses the single-buffer entry on
+	// B (ERANGE), and attach takes the multi-buffer one instead; xdp_geneve
+	// has none and says why, leaving nothing behind
+	set_mtu(a_);
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	EXPECT_NE(at.out.find("xdp_vlan_mb"), std::string::npos) << at.out;
+	detach_and_check(b_);
+	CmdResult gnv = tool(b_.ns, {"attach", b_.ifname, "geneve"});
+	EXPECT_EQ(gnv.exit_code, 1) << last_cmd_ << ": " << gnv.describe();
+	EXPECT_NE(gnv.err.find("several buffers"), std::string::npos) << gnv.err;
+	EXPECT_EQ(gnv.err.find('\n'), gnv.err.size() - 1) << "one line: " << gnv.err;
+	expect_all_clean("after the refused geneve attach");
+	set_mtu(b_);
 	auto jumbo = [&](const Tags &tags) {
 		auto cap = start_capture(b_, n, kCaptureTimeout);
 		if (!cap)
@@ -326,7 +341,7 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 		      [&](unsigned i) { return frame({kAd100, kQ100}, i, kMacB, payload); },
 		      "negative: no program, both tags arrive");
 
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	EXPECT_NE(at.out.find("xdp_vlan_mb"), std::string::npos) << at.out;
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname, "--depth", "2"}));

@@ -56,7 +56,8 @@ std::vector<std::string> split_bench_args(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
-		if (a == "-n" || a == "--netns") {
+		// -n NS, --netns NS, and -n last in a group of short flags (-vn NS)
+		if (a == "--netns" || (a.size() > 1 && a[0] == '-' && a[1] != '-' && a.back() == 'n')) {
 			i++;	// its value
 			continue;
 		}

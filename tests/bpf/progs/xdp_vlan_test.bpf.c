@@ -26,12 +26,12 @@ int xdp_push_max(struct xdp_md *ctx)
 	__u32 i, n = 0;
 
 	for (i = 0; i < XO_TEST_MAX_PUSH; i++) {
-		struct xo_vlan_tag tag = {
-			.tpid = bpf_htons(XO_ETH_P_8021Q),
-			.tci = bpf_htons((i + 1) & XO_VID_MASK),
+		struct xo_vlan_policy pol = {
+			.push = { { .tpid = bpf_htons(XO_ETH_P_8021Q),
+				    .tci = bpf_htons((i + 1) & XO_VID_MASK) } },
 		};
 
-		if (xo_xdp_push(ctx, &tag, 1))
+		if (xo_xdp_push(ctx, &pol, 1))
 			break;
 		n++;
 	}

@@ -4,11 +4,13 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <unistd.h>
 #include <xdp/libxdp.h>
 
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "../core/internal.hpp"
@@ -199,41 +201,47 @@ Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
 	return o;
 }
 
-// The kernel refuses a single-buffer program where frames may span several
-// buffers: veth with ERANGE (its peer's MTU counts), other drivers EINVAL.
-bool needs_frags(int err)
+// Native mode: the kernel refuses a single-buffer program where frames may
+// span several buffers at attach time, veth with ERANGE (its peer's MTU
+// counts), other drivers with EINVAL. (skb mode linearises frames for such
+// a program instead.)
+bool refused_for_frags(XdpMode mode, int err)
 {
-	return err == -ERANGE || err == -EINVAL;
+	return mode == XdpMode::native && (err == -ERANGE || err == -EINVAL);
 }
 
-// One attach of @f's single- or multi-buffer entry. Returns the program, or
-// the negative errno of xdp_program__create/attach in @err.
+// Loads and attaches @f's single- or multi-buffer entry. @refused is set
+// when the program loaded (so it verified) and the attach was refused in a
+// way refused_for_frags names.
 Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir, bool frags,
-				    int &err)
+				    bool &refused)
 {
-	err = 0;
+	refused = false;
 	auto skel = open_xdp_object(f, dir, frags);
 	if (!skel)
 		return skel.error();
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj,
-			    .prog_name = bpf_program__name(skel->prog));
+	std::string why = std::string("attach ") + bpf_program__name(skel->prog) + " to " + dev.name + " (" + to_string(mode) + ")";
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj, .prog_name = bpf_program__name(skel->prog));
 	XdpProgram prog(xdp_program__create(&po));
 	if (long e = libxdp_get_error(prog.get())) {
 		prog.release();
-		err = static_cast<int>(e);
-		return errno_error("create xdp program", err);
+		return errno_error("create xdp program", static_cast<int>(e));
 	}
-	err = xdp_program__attach(prog.get(), dev.ifindex, mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	int err = xdp_program__attach(prog.get(), dev.ifindex, mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err) {
-		std::string why = std::string("attach ") + bpf_program__name(skel->prog) + " to " + dev.name + " (" + to_string(mode) + ")";
+		// libxdp loads the program inside attach (as it must, to load it
+		// behind its dispatcher): only a program that loaded, so passed the
+		// verifier, was refused for its buffers
+		refused = xdp_program__fd(prog.get()) >= 0 && refused_for_frags(mode, err);
 		if (err == -EOPNOTSUPP && mode == XdpMode::native)
 			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
 		if (err == -EEXIST || err == -EBUSY)
 			return runtime_error(why + ": another XDP program holds the interface in a mode that cannot be shared", -err);
-		if (f == Feature::geneve && needs_frags(err))
-			return runtime_error(why + ": frames may arrive in several buffers here (a large MTU; on veth the " +
-						     "peer's counts too), and xdp_geneve reads each frame from one buffer " +
-						     "(lower the MTU or use --mode skb)",
+		if (refused && (f == Feature::geneve || frags))
+			return runtime_error(why + ": refused (" + std::strerror(-err) + "); frames may arrive in several " +
+						     "buffers here (a large MTU; on veth the peer's counts too)" +
+						     (f == Feature::geneve ? ", and xdp_geneve reads each frame from one buffer" : "") +
+						     " (lower the MTU or use --mode skb)",
 					     -err);
 		return load_error(why, err);
 	}
@@ -245,19 +253,25 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 	return info;
 }
 
-// vlan: the multi-buffer entry when the MTU is above kSingleBufferMtu, or
-// when the kernel refuses the single-buffer one for frames that may span
-// buffers (a veth whose peer has the large MTU).
+// vlan in native mode: the multi-buffer entry (xdp_vlan_mb) when the MTU is
+// above kSingleBufferMtu and the kernel has multi-buffer XDP, or when the
+// kernel refuses the single-buffer entry for frames that may span buffers
+// (a veth whose peer has the large MTU).
 Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir)
 {
 	auto mtu = netdev_mtu(dev.name);
 	if (!mtu)
 		return mtu.error();
-	const bool frags = f == Feature::vlan && *mtu > kSingleBufferMtu;
-	int err = 0;
-	auto r = attach_xdp_entry(dev, f, mode, dir, frags, err);
-	if (!r && f == Feature::vlan && !frags && needs_frags(err))
-		r = attach_xdp_entry(dev, f, mode, dir, true, err);
+	const bool can_frags = f == Feature::vlan && mode == XdpMode::native && kernel_has_xdp_frags();
+	const bool frags = can_frags && *mtu > kSingleBufferMtu;
+	bool refused = false;
+	auto r = attach_xdp_entry(dev, f, mode, dir, frags, refused);
+	if (!r && refused && can_frags && !frags) {
+		auto mb = attach_xdp_entry(dev, f, mode, dir, true, refused);
+		if (mb)
+			return mb;
+		return runtime_error(r.error().msg + "; then " + mb.error().msg, r.error().err);
+	}
 	return r;
 }
 
@@ -291,6 +305,21 @@ bool is_our_name(const std::string &name)
 }
 
 } // namespace
+
+bool kernel_has_xdp_frags()
+{
+	// the smallest such program, loaded and closed
+	static const bpf_insn prog[] = {
+		{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_frags_probe", "Dual BSD/GPL", prog, 2, &o);
+	if (fd < 0)
+		return false;
+	::close(fd);
+	return true;
+}
 
 VlanMapNames vlan_map_names()
 {

@@ -11,4 +11,7 @@ struct VlanMapNames {
 };
 VlanMapNames vlan_map_names();
 
+// Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+).
+bool kernel_has_xdp_frags();
+
 } // namespace xoffload

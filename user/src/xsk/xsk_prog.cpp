@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "../core/internal.hpp"
 #include "xdp_xsk.skel.h"
 
 namespace xoffload::xsk {
@@ -35,24 +36,6 @@ struct XskProgram::Impl {
 	bool frags = false;
 	uint32_t id = 0;
 };
-
-namespace {
-// Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+):
-// the smallest such program, loaded and closed.
-bool kernel_has_xdp_frags()
-{
-	static const bpf_insn prog[] = {
-		{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
-		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_frags_probe", "Dual BSD/GPL", prog, 2, &o);
-	if (fd < 0)
-		return false;
-	::close(fd);
-	return true;
-}
-} // namespace
 
 const char *xsk_counter_name(unsigned reason) noexcept
 {
