@@ -25,6 +25,24 @@ struct ImplGuard {
 	~ImplGuard() { csum_force_impl(saved); }
 };
 
+// Runs @fn once under each implementation this CPU has, stopping at the
+// first fatal failure, and puts the chosen one back. Returns how many ran.
+template <typename F>
+int for_each_impl(F &&fn)
+{
+	ImplGuard guard;
+	int ran = 0;
+	for (CsumImpl impl : {CsumImpl::scalar, CsumImpl::avx2, CsumImpl::avx512}) {
+		if (!csum_force_impl(impl))
+			continue;
+		ran++;
+		fn(impl);
+		if (::testing::Test::HasFatalFailure())
+			break;
+	}
+	return ran;
+}
+
 } // namespace
 
 TEST(Csum, FoldAndFinish)
@@ -62,16 +80,11 @@ TEST(Csum, AddWithOddOffsetSwaps)
 
 TEST(Csum, EveryImplMatchesReferenceAtEveryLengthAndAlignment)
 {
-	ImplGuard guard;
 	std::mt19937 rng(7);
 	std::vector<uint8_t> src(9000 + 64), dst(9000 + 64);
 	for (auto &b : src)
 		b = static_cast<uint8_t>(rng());
-	int tried = 0;
-	for (CsumImpl impl : {CsumImpl::scalar, CsumImpl::avx2, CsumImpl::avx512}) {
-		if (!csum_force_impl(impl))
-			continue;
-		tried++;
+	int tried = for_each_impl([&](CsumImpl impl) {
 		for (size_t align : {0, 1, 3, 31}) {
 			for (size_t len = 0; len < 300; len++) {
 				std::fill(dst.begin(), dst.end(), 0xee);
@@ -86,7 +99,7 @@ TEST(Csum, EveryImplMatchesReferenceAtEveryLengthAndAlignment)
 				ASSERT_EQ(csum_fold16(s), reference(src.data() + align, len)) << len;
 			}
 		}
-	}
+	});
 	EXPECT_GE(tried, 1);
 }
 
@@ -94,16 +107,11 @@ TEST(Csum, EveryImplMatchesReferenceAtEveryLengthAndAlignment)
 // destination alignments, odd and even, short and frame-sized.
 TEST(Csum, CopyWithSourceAndDestinationAlignedDifferently)
 {
-	ImplGuard guard;
 	std::mt19937 rng(9);
 	alignas(64) static uint8_t src[2048 + 128], dst[2048 + 128];
 	for (auto &b : src)
 		b = static_cast<uint8_t>(rng());
-	int tried = 0;
-	for (CsumImpl impl : {CsumImpl::scalar, CsumImpl::avx2, CsumImpl::avx512}) {
-		if (!csum_force_impl(impl))
-			continue;
-		tried++;
+	int tried = for_each_impl([&](CsumImpl impl) {
 		for (size_t sa = 0; sa < 64; sa += 1 + sa / 8) {
 			for (size_t da = 0; da < 64; da++) {
 				for (size_t len : {63, 64, 65, 66, 127, 128, 130, 191, 200, 1448, 1480, 1501}) {
@@ -117,18 +125,15 @@ TEST(Csum, CopyWithSourceAndDestinationAlignedDifferently)
 				}
 			}
 		}
-	}
+	});
 	EXPECT_GE(tried, 1);
 }
 
 TEST(Csum, AllOnesDoesNotOverflowLanes)
 {
-	ImplGuard guard;
 	std::vector<uint8_t> src(2 * 1024 * 1024 + 7, 0xff), dst(src.size());
-	for (CsumImpl impl : {CsumImpl::scalar, CsumImpl::avx2, CsumImpl::avx512}) {
-		if (!csum_force_impl(impl))
-			continue;
+	for_each_impl([&](CsumImpl impl) {
 		uint32_t s = csum_copy(dst.data(), src.data(), src.size());
 		EXPECT_EQ(csum_fold16(s), reference(src.data(), src.size())) << to_string(impl);
-	}
+	});
 }
