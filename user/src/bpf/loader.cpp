@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "../core/internal.hpp"
 #include "xoffload/geneve.hpp"
@@ -298,27 +299,41 @@ Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 	return AttachInfo{h, XdpMode::native, to.prog_id, bpf_program__name(want)};
 }
 
+// Which feature an XDP program of ours with this name serves, if it is ours.
+std::optional<Feature> xdp_feature_of(const std::string &name)
+{
+	const auto &n = prog_names();
+	if (name == n.xdp || name == n.xdp_mb)
+		return Feature::vlan;
+	if (name == n.geneve)
+		return Feature::geneve;
+	return std::nullopt;
+}
+
 bool is_our_name(const std::string &name)
 {
 	const auto &n = prog_names();
-	return name == n.xdp || name == n.xdp_mb || name == n.tc_ingress || name == n.tc_egress || name == n.geneve;
+	return xdp_feature_of(name) || name == n.tc_ingress || name == n.tc_egress;
 }
 
 } // namespace
 
 bool kernel_has_xdp_frags()
 {
-	// the smallest such program, loaded and closed
-	static const bpf_insn prog[] = {
-		{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
-		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_frags_probe", "Dual BSD/GPL", prog, 2, &o);
-	if (fd < 0)
-		return false;
-	::close(fd);
-	return true;
+	// the smallest such program, loaded and closed, once per process
+	static const bool has = [] {
+		static const bpf_insn prog[] = {
+			{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+			{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+		};
+		LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+		int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_frags_probe", "Dual BSD/GPL", prog, 2, &o);
+		if (fd < 0)
+			return false;
+		::close(fd);
+		return true;
+	}();
+	return has;
 }
 
 VlanMapNames vlan_map_names()
@@ -413,12 +428,11 @@ Result<IfStatus> status(const Netdev &dev)
 		for_each_xdp_prog(m, [&](xdp_program *p) {
 			XdpProgInfo pi{xdp_program__name(p), xdp_program__id(p),
 				       xdp_program__run_prio(p), false};
-			pi.ours = pi.name == prog_names().xdp || pi.name == prog_names().xdp_mb ||
-				  pi.name == prog_names().geneve;
-			Feature f = pi.name == prog_names().geneve ? Feature::geneve : Feature::vlan;
+			std::optional<Feature> f = xdp_feature_of(pi.name);
+			pi.ours = f.has_value();
 			if (pi.ours)
 				st.ours.push_back(AttachInfo{Hook::xdp, mode_of(m), pi.id, pi.name,
-							     st.xdp_multiprog, pi.run_prio, f});
+							     st.xdp_multiprog, pi.run_prio, *f});
 			st.xdp_progs.push_back(std::move(pi));
 		});
 	}
