@@ -70,15 +70,6 @@ private:
 	size_t len_ = 0;
 };
 
-Result<Mapping> map_ring(int fd, uint64_t pgoff, size_t len, const char *what)
-{
-	void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
-			 static_cast<off_t>(pgoff));
-	if (p == MAP_FAILED)
-		return errno_error(std::string("mmap AF_XDP ") + what + " ring", errno);
-	return Mapping(p, len);
-}
-
 template <typename Ring>
 void ring_init(Ring &r, void *map, const xdp_ring_offset &off, uint32_t size, bool producer)
 {
@@ -92,6 +83,22 @@ void ring_init(Ring &r, void *map, const xdp_ring_offset &off, uint32_t size, bo
 	r.cached_prod = *r.producer;
 	// A producer sees the whole ring free until the consumer says otherwise.
 	r.cached_cons = *r.consumer + (producer ? size : 0);
+}
+
+// Maps the ring at @pgoff, @size entries of @entry bytes after its header
+// (@off), into @map and points @r at it.
+template <typename Ring>
+Status map_ring(int fd, uint64_t pgoff, const xdp_ring_offset &off, uint32_t size, size_t entry, bool producer,
+		const char *what, Mapping &map, Ring &r)
+{
+	size_t len = off.desc + size * entry;
+	void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+			 static_cast<off_t>(pgoff));
+	if (p == MAP_FAILED)
+		return errno_error(std::string("mmap AF_XDP ") + what + " ring", errno);
+	map = Mapping(p, len);
+	ring_init(r, p, off, size, producer);
+	return ok();
 }
 
 } // namespace
@@ -333,33 +340,27 @@ Status map_rings(SocketRings &p, const SocketConfig &cfg, FramePool *pool)
 		return errno_error("get AF_XDP mmap offsets", errno);
 
 	if (pool) {
-		auto fm = map_ring(p.fd, XDP_UMEM_PGOFF_FILL_RING, off.fr.desc + cfg.fill_size * sizeof(uint64_t),
-				   "fill");
-		if (!fm)
-			return fm.error();
-		pool->fill_map = std::move(*fm);
-		ring_init(pool->fill, pool->fill_map.get(), off.fr, cfg.fill_size, true);
-		auto cm = map_ring(p.fd, XDP_UMEM_PGOFF_COMPLETION_RING,
-				   off.cr.desc + cfg.comp_size * sizeof(uint64_t), "completion");
-		if (!cm)
-			return cm.error();
-		pool->comp_map = std::move(*cm);
-		ring_init(pool->comp, pool->comp_map.get(), off.cr, cfg.comp_size, false);
+		if (auto s = map_ring(p.fd, XDP_UMEM_PGOFF_FILL_RING, off.fr, cfg.fill_size, sizeof(uint64_t), true, "fill",
+				      pool->fill_map, pool->fill);
+		    !s)
+			return s;
+		if (auto s = map_ring(p.fd, XDP_UMEM_PGOFF_COMPLETION_RING, off.cr, cfg.comp_size, sizeof(uint64_t), false,
+				      "completion", pool->comp_map, pool->comp);
+		    !s)
+			return s;
 	}
 	if (cfg.rx_size) {
-		auto m = map_ring(p.fd, XDP_PGOFF_RX_RING, off.rx.desc + cfg.rx_size * sizeof(xdp_desc), "rx");
-		if (!m)
-			return m.error();
-		p.rx_map = std::move(*m);
-		ring_init(p.rx, p.rx_map.get(), off.rx, cfg.rx_size, false);
+		if (auto s = map_ring(p.fd, XDP_PGOFF_RX_RING, off.rx, cfg.rx_size, sizeof(xdp_desc), false, "rx", p.rx_map,
+				      p.rx);
+		    !s)
+			return s;
 		p.has_rx = true;
 	}
 	if (cfg.tx_size) {
-		auto m = map_ring(p.fd, XDP_PGOFF_TX_RING, off.tx.desc + cfg.tx_size * sizeof(xdp_desc), "tx");
-		if (!m)
-			return m.error();
-		p.tx_map = std::move(*m);
-		ring_init(p.tx, p.tx_map.get(), off.tx, cfg.tx_size, true);
+		if (auto s = map_ring(p.fd, XDP_PGOFF_TX_RING, off.tx, cfg.tx_size, sizeof(xdp_desc), true, "tx", p.tx_map,
+				      p.tx);
+		    !s)
+			return s;
 		p.has_tx = true;
 	}
 
