@@ -183,8 +183,11 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 	if (plan.rewrite) {
 		struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
 
-		if ((void *)(vh + 1) > data_end)
-			return XDP_DROP; /* parsed above; keeps the verifier sure */
+		if ((void *)(vh + 1) > data_end) {
+			/* parsed above, so never taken; keeps the verifier sure */
+			xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+			return XDP_DROP;
+		}
 		vh->tci = plan.new_tci;
 	}
 	return xo_xdp_retag(ctx, data, data_end, pol, &plan, st, bytes);
