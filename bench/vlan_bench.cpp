@@ -313,7 +313,9 @@ public:
 	int apply(const Case &c)
 	{
 		__u32 dir = XO_DIR_INGRESS;
-		if (bpf_map_update_elem(bpf_map__fd(skel_->maps.xo_vlan_cfg), &dir, &c.policy, BPF_ANY))
+		xo_vlan_policy pol = c.policy;	// as libxoffload writes it
+		xo_vlan_policy_compile(&pol);
+		if (bpf_map_update_elem(bpf_map__fd(skel_->maps.xo_vlan_cfg), &dir, &pol, BPF_ANY))
 			return -errno;
 		for (uint16_t vid : {vid_a, vid_b}) {
 			xo_vid_entry e{};
@@ -613,13 +615,22 @@ int run_vlan(const Options &opt)
 		}
 	}
 
+	// Every case does strictly more than the empty baseline, so a ratio
+	// below 1 means the baseline itself ran slow: seen on this guest for
+	// a whole process (the empty program near 26 ns instead of 15) when
+	// the object carried global data. Such a run proves nothing either way.
 	std::vector<Summary> sums;
 	bool met = true;
+	std::string invalid;
 	for (const Case &c : cases) {
 		sums.push_back(summarize(c, cases[0]));
 		if (c.in_target && sums.back().ratio > target_ratio)
 			met = false;
+		if (&c != &cases[0] && sums.back().ratio < 1.0 && invalid.empty())
+			invalid = std::string(c.name) + " measured below the empty baseline";
 	}
+	if (!invalid.empty())
+		met = false;
 
 	if (opt.json) {
 		std::printf("{\"bench\":\"vlan\",\"kernel\":\"%s\",\"cpu\":%d,\"frames_per_run\":%" PRIu64
@@ -642,8 +653,8 @@ int run_vlan(const Options &opt)
 				    c.reference ? "true" : "false", c.measures,
 				    i + 1 < cases.size() ? "," : "");
 		}
-		std::printf(" ],\n \"target\":{\"max_ratio\":%.1f,\"cases\":[\"pop\",\"push\"],\"met\":%s}}\n",
-			    target_ratio, met ? "true" : "false");
+		std::printf(" ],\n \"valid\":%s,\n \"target\":{\"max_ratio\":%.1f,\"cases\":[\"pop\",\"push\"],\"met\":%s}}\n",
+			    invalid.empty() ? "true" : "false", target_ratio, met ? "true" : "false");
 	} else {
 		std::printf("xo-bench vlan: XDP VLAN ns/packet, kernel %s, CPU %d, %" PRIu64
 			    " frames x %u runs per case%s\n",
@@ -665,7 +676,10 @@ int run_vlan(const Options &opt)
 		for (size_t i = 0; i < cases.size(); i++)
 			if (cases[i].in_target)
 				std::printf(" %s %.2fx", cases[i].name, sums[i].ratio);
-		std::printf(": %s\n", met ? "MET" : "NOT MET");
+		if (!invalid.empty())
+			std::printf(": INVALID RUN (%s: the baseline ran slow), run again\n", invalid.c_str());
+		else
+			std::printf(": %s\n", met ? "MET" : "NOT MET");
 	}
 	return met || !opt.check_target ? exit_ok : exit_failure;
 }

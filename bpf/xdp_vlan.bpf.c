@@ -17,7 +17,7 @@ struct xo_macs {
 	__u32 w[3];
 };
 
-/* @n is 1 or 2 at every call site (see xo_xdp_retag); clang may merge the
+/* @n is 1 or 2 at every call site (see xo_vlan_xdp); clang may merge the
  * two into one path with a register offset, which the bounds checks below
  * keep verifiable.
  */
@@ -77,120 +77,140 @@ undo:
 	return -1;
 }
 
-/* What xo_parse_vlans finds in the frame at @data, as scalars: @depth
- * tags, @too_deep if another follows, @outer_tci. A frame of at least
- * XO_TAGS_SEEN bytes (every real one: the Ethernet minimum is 60) is read at
- * fixed offsets after one bounds check; a shorter one takes the cursor walk,
- * a check per tag. Returns 0, or -1 when the frame is truncated.
+/* Carries out the policy's op for a frame with @depth tags (not too deep,
+ * let through by the allow-list) and counts the outcome, each at a constant
+ * index. @rewrite: its outer VID was translated (moot when a pop removes
+ * the tag: POPPED is counted).
  */
-#define XO_TAGS_SEEN (sizeof(struct ethhdr) + XO_VLAN_MAX_DEPTH * sizeof(struct xo_vlan_tag))
-
-static __always_inline int xo_xdp_tags(void *data, void *data_end, __u32 *depth,
-				       int *too_deep, __be16 *outer_tci)
+static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *data_end,
+					 const struct xo_vlan_policy *pol,
+					 struct xo_vlan_stats *st, __u64 bytes, __u32 depth,
+					 __u32 rewrite)
 {
-	struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
-	__be16 proto;
+	__u8 op = pol->op[depth];
 
-	_Static_assert(XO_VLAN_MAX_DEPTH == 2, "xo_xdp_tags reads two tags");
-	if (xo_unlikely(data + XO_TAGS_SEEN > data_end)) {
-		struct xo_cursor c = { .pos = data, .end = data_end };
-		struct xo_tags t = {};
-
-		if (!xo_parse_eth(&c) ||
-		    xo_parse_vlans(&c, xo_eth_proto(data), &t, XO_VLAN_MAX_DEPTH))
-			return -1;
-		*depth = t.depth;
-		*too_deep = t.too_deep;
-		*outer_tci = t.tag[0].tci;
-		return 0;
-	}
-	*depth = 0;
-	*too_deep = 0;
-	*outer_tci = 0;
-	proto = xo_eth_proto(data);
-	if (xo_is_vlan_proto(proto)) {
-		*depth = 1;
-		*outer_tci = vh[0].tci;
-		proto = vh[0].encap_proto;
-		if (xo_is_vlan_proto(proto)) {
-			*depth = 2;
-			*too_deep = xo_is_vlan_proto(vh[1].encap_proto);
-		}
-	}
-	return 0;
-}
-
-/* Applies the plan's pop or push (never both) and counts the frame: each
- * outcome has its own path and counter, so no index is computed.
- */
-static __always_inline int xo_xdp_retag(struct xdp_md *ctx, void *data, void *data_end,
-					const struct xo_vlan_policy *pol,
-					const struct xo_vlan_plan *plan,
-					struct xo_vlan_stats *st, __u64 bytes)
-{
-	int err;
-
-	if (plan->pop) {
-		err = plan->pop == 1 ? xo_xdp_pop(ctx, data, data_end, 1)
-				     : xo_xdp_pop(ctx, data, data_end, 2);
-		if (xo_unlikely(err)) {
+	switch (op) {
+	case XO_VLAN_OP_POP1:
+	case XO_VLAN_OP_POP2:
+		if (xo_unlikely(op == XO_VLAN_OP_POP1 ? xo_xdp_pop(ctx, data, data_end, 1)
+						      : xo_xdp_pop(ctx, data, data_end, 2))) {
 			xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 			return XDP_DROP;
 		}
 		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
 		return XDP_PASS;
-	}
-	if (plan->push) {
-		err = plan->push == 1 ? xo_xdp_push(ctx, pol, 1)
-				      : xo_xdp_push(ctx, pol, 2);
-		if (xo_unlikely(err)) {
+	case XO_VLAN_OP_PUSH1:
+	case XO_VLAN_OP_PUSH2:
+		if (xo_unlikely(op == XO_VLAN_OP_PUSH1 ? xo_xdp_push(ctx, pol, 1)
+						       : xo_xdp_push(ctx, pol, 2))) {
 			xo_vlan_count(st, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
 			return XDP_DROP;
 		}
+		if (rewrite)
+			xo_vlan_count(st, XO_VLAN_CNT_REWRITTEN_PUSHED, bytes);
+		else
+			xo_vlan_count(st, XO_VLAN_CNT_PUSHED, bytes);
+		return XDP_PASS;
+	case XO_VLAN_OP_TOO_DEEP:
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
+		return XDP_DROP;
 	}
-	xo_vlan_count(st, xo_vlan_kept_reason(plan), bytes);
+	if (rewrite)
+		xo_vlan_count(st, XO_VLAN_CNT_REWRITTEN, bytes);
+	else
+		xo_vlan_count(st, XO_VLAN_CNT_PASSED, bytes);
 	return XDP_PASS;
 }
 
-/* @frags: the frame may span several buffers (xdp_vlan_mb); its bytes are
+/* The allow-list and rewrite of a policy that has them, then its op: the
+ * steps of xo_vlan_decide after the too-deep check, taken in place.
+ */
+static __always_inline int xo_vlan_apply(struct xdp_md *ctx, void *data, void *data_end,
+					 const struct xo_vlan_policy *pol,
+					 struct xo_vlan_stats *st, __u64 bytes, __u32 depth,
+					 __be16 outer_tci)
+{
+	struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
+	__u32 rewrite = 0;
+	__be16 new_tci = 0;
+
+	if (depth && (pol->flags & (XO_VLAN_F_ALLOW | XO_VLAN_F_REWRITE))) {
+		if (xo_vlan_vid_rules(pol, XO_DIR_INGRESS, outer_tci, &rewrite, &new_tci)) {
+			xo_vlan_count(st, XO_VLAN_CNT_DROP_NOT_ALLOWED, bytes);
+			return XDP_DROP;
+		}
+		if (rewrite) {
+			if (xo_unlikely((void *)(vh + 1) > data_end)) {
+				/* parsed, so never taken; keeps the verifier sure */
+				xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+				return XDP_DROP;
+			}
+			vh->tci = new_tci;
+		}
+	}
+	return xo_vlan_do_op(ctx, data, data_end, pol, st, bytes, depth, rewrite);
+}
+
+/* Frames shorter than XO_TAGS_SEEN bytes: the cursor walk, a bounds check
+ * per tag, then the same steps. Out of line, so that the common path keeps
+ * its registers.
+ */
+static __noinline int xo_vlan_xdp_walk(struct xdp_md *ctx, const struct xo_vlan_policy *pol,
+				       struct xo_vlan_stats *st, __u64 bytes)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xo_cursor c = { .pos = data, .end = data_end };
+	struct xo_tags t = {};
+
+	if (!pol || !xo_parse_eth(&c) ||
+	    xo_parse_vlans(&c, xo_eth_proto(data), &t, XO_VLAN_MAX_DEPTH)) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+		return XDP_DROP;
+	}
+	if (t.too_deep || t.depth > XO_VLAN_MAX_DEPTH) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
+		return XDP_DROP;
+	}
+	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, t.depth, t.tag[0].tci);
+}
+
+/* A frame of at least XO_TAGS_SEEN bytes (every real one: the Ethernet
+ * minimum is 60) has its tags read at fixed offsets after one bounds check.
+ * @frags: the frame may span several buffers (xdp_vlan_mb); its bytes are
  * then counted whole, with a helper call the single-buffer entry saves.
  * The tags are always in the first buffer, which holds at least the
  * headers a driver splits off.
  */
+#define XO_TAGS_SEEN (sizeof(struct ethhdr) + XO_VLAN_MAX_DEPTH * sizeof(struct xo_vlan_tag))
+
 static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u64 bytes = frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
-	struct xo_vlan_policy *pol;
-	struct xo_vlan_plan plan;
 	__u32 dir = XO_DIR_INGRESS;
 	struct xo_vlan_stats *st = xo_vlan_stats_of(XO_HOOK_XDP);
-	__be16 outer_tci;
-	__u32 depth;
-	int too_deep;
+	struct xo_vlan_policy *pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
+	struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
+	__be16 outer_tci = 0;
+	__u32 depth = 0;
 
-	pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
-	if (xo_unlikely(!pol || xo_xdp_tags(data, data_end, &depth, &too_deep, &outer_tci))) {
-		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
-		return XDP_DROP;
-	}
-	xo_vlan_decide(pol, dir, depth, too_deep, outer_tci, &plan);
-	if (xo_unlikely(plan.drop_reason)) {
-		xo_vlan_count(st, plan.drop_reason, bytes);
-		return XDP_DROP;
-	}
-	if (plan.rewrite) {
-		struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
-
-		if ((void *)(vh + 1) > data_end) {
-			/* parsed above, so never taken; keeps the verifier sure */
-			xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
-			return XDP_DROP;
+	_Static_assert(XO_VLAN_MAX_DEPTH == 2, "xo_vlan_xdp reads two tags");
+	if (xo_unlikely(!pol || data + XO_TAGS_SEEN > data_end))
+		return xo_vlan_xdp_walk(ctx, pol, st, bytes);
+	if (xo_is_vlan_proto(xo_eth_proto(data))) {
+		depth = 1;
+		outer_tci = vh[0].tci;
+		if (xo_is_vlan_proto(vh[0].encap_proto)) {
+			depth = 2;
+			if (xo_unlikely(xo_is_vlan_proto(vh[1].encap_proto))) {
+				xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
+				return XDP_DROP;
+			}
 		}
-		vh->tci = plan.new_tci;
 	}
-	return xo_xdp_retag(ctx, data, data_end, pol, &plan, st, bytes);
+	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, depth, outer_tci);
 }
 
 SEC("xdp")

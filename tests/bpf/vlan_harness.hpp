@@ -44,7 +44,7 @@ inline xo_vlan_tag to_abi(const Tag &t)
 
 // A direction's policy and its VID table, as the maps hold them.
 struct Policy {
-	xo_vlan_policy v{XO_ABI_VERSION, XO_VLAN_ACT_NONE, 0, 0, 0, {}, {}};
+	xo_vlan_policy v{XO_ABI_VERSION, XO_VLAN_ACT_NONE, 0, 0, 0, {}, {}, {}};
 	std::vector<std::pair<uint16_t, xo_vid_entry>> vids;
 
 	static Policy none() { return {}; }
@@ -245,7 +245,9 @@ public:
 			check(bpf_map_update_elem(vid, &key, &e, BPF_ANY), "set vid");
 			touched_[dir].push_back(k);
 		}
-		check(bpf_map_update_elem(cfg, &dir, &p.v, BPF_ANY), "set policy");
+		xo_vlan_policy v = p.v;	// as libxoffload writes it: op[] compiled
+		xo_vlan_policy_compile(&v);
+		check(bpf_map_update_elem(cfg, &dir, &v, BPF_ANY), "set policy");
 	}
 
 	// Policy @p at @hook's direction, poison in the other one.

@@ -1,5 +1,7 @@
 // Unit tests of the VLAN policy values: parsing of user input and the ABI encoding.
 #include <arpa/inet.h>
+#include <algorithm>
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include "xoffload/loader.hpp"
@@ -82,6 +84,37 @@ TEST(Policy, PopAndClear)
 	auto c = make_clear_policy();
 	EXPECT_EQ(c.action, XO_VLAN_ACT_NONE);
 	EXPECT_EQ(c.flags, 0u);
+}
+
+// op[] is what the programs act on: pop min(depth, tags) tags; push only if
+// the frame then carries at most two tags; otherwise keep.
+TEST(Policy, CompiledOpsFollowTheActionForEveryTagCount)
+{
+	for (uint32_t action : {XO_VLAN_ACT_NONE, XO_VLAN_ACT_POP, XO_VLAN_ACT_PUSH})
+		for (uint8_t pop_depth = 0; pop_depth <= 3; pop_depth++)
+			for (uint8_t push_count = 0; push_count <= 3; push_count++) {
+				xo_vlan_policy p{};
+				p.action = action;
+				p.pop_depth = pop_depth;
+				p.push_count = push_count;
+				std::memset(p.op, 0xee, sizeof(p.op));
+				xo_vlan_policy_compile(&p);
+				for (uint32_t tags = 0; tags <= XO_VLAN_MAX_DEPTH; tags++) {
+					uint8_t want = XO_VLAN_OP_KEEP;
+					if (action == XO_VLAN_ACT_POP) {
+						uint32_t n = std::min<uint32_t>(pop_depth, tags);
+						want = n == 0 ? XO_VLAN_OP_KEEP : n == 1 ? XO_VLAN_OP_POP1 : XO_VLAN_OP_POP2;
+					} else if (action == XO_VLAN_ACT_PUSH && push_count) {
+						want = tags + push_count > 2 ? XO_VLAN_OP_TOO_DEEP
+						       : push_count == 1   ? XO_VLAN_OP_PUSH1
+									   : XO_VLAN_OP_PUSH2;
+					}
+					EXPECT_EQ(p.op[tags], want)
+						<< "action " << action << " pop " << int(pop_depth) << " push "
+						<< int(push_count) << " tags " << tags;
+				}
+				EXPECT_EQ(p.op[XO_VLAN_MAX_DEPTH + 1], 0);
+			}
 }
 
 // The BPF side counts each frame once; what is shown derives the rest.

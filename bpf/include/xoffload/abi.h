@@ -8,7 +8,7 @@
 
 #include <linux/types.h>
 
-#define XO_ABI_VERSION 1
+#define XO_ABI_VERSION 2
 
 /* ---- VLAN --------------------------------------------------------------- */
 
@@ -52,7 +52,22 @@ struct xo_vlan_tag {
 	__be16 tci;
 };
 
-/* Value of xo_vlan_cfg, indexed by enum xo_dir. */
+/* What a policy does to the tags of a frame the allow-list let through,
+ * by how many tags the frame has: xo_vlan_policy.op[depth].
+ */
+enum xo_vlan_op {
+	XO_VLAN_OP_KEEP = 0,	/* tags untouched (the zero policy) */
+	XO_VLAN_OP_POP1,
+	XO_VLAN_OP_POP2,
+	XO_VLAN_OP_PUSH1,	/* push[0] */
+	XO_VLAN_OP_PUSH2,	/* push[0], push[1] */
+	XO_VLAN_OP_TOO_DEEP,	/* a push would leave more than XO_VLAN_MAX_DEPTH tags: drop */
+};
+
+/* Value of xo_vlan_cfg, indexed by enum xo_dir. action, pop_depth and
+ * push_count are the policy in the user's words; the programs act on op[],
+ * which xo_vlan_policy_compile() derives from them.
+ */
 struct xo_vlan_policy {
 	__u32 abi_version;	/* XO_ABI_VERSION once written by userspace, 0 = default */
 	__u32 action;		/* enum xo_vlan_action */
@@ -61,7 +76,37 @@ struct xo_vlan_policy {
 	__u8 push_count;	/* 1 or 2 */
 	__u8 pad[2];
 	struct xo_vlan_tag push[XO_VLAN_MAX_DEPTH]; /* push[0] is outermost */
+	__u8 op[XO_VLAN_MAX_DEPTH + 2]; /* enum xo_vlan_op by tag count; the last is 0 */
 };
+
+/* The one definition of pop and push: what @action with @pop_depth or
+ * @push_count does to a frame with @depth tags (0..XO_VLAN_MAX_DEPTH).
+ */
+static inline __u8 xo_vlan_depth_op(__u32 action, __u32 pop_depth, __u32 push_count,
+				    __u32 depth)
+{
+	if (action == XO_VLAN_ACT_POP) {
+		__u32 n = pop_depth < depth ? pop_depth : depth;
+
+		return n == 0 ? XO_VLAN_OP_KEEP : n == 1 ? XO_VLAN_OP_POP1 : XO_VLAN_OP_POP2;
+	}
+	if (action == XO_VLAN_ACT_PUSH && push_count) {
+		if (depth + push_count > XO_VLAN_MAX_DEPTH)
+			return XO_VLAN_OP_TOO_DEEP;
+		return push_count == 1 ? XO_VLAN_OP_PUSH1 : XO_VLAN_OP_PUSH2;
+	}
+	return XO_VLAN_OP_KEEP;
+}
+
+/* Fills @p->op from its action: whoever writes a policy calls this last. */
+static inline void xo_vlan_policy_compile(struct xo_vlan_policy *p)
+{
+	__u32 d;
+
+	for (d = 0; d < sizeof(p->op); d++)
+		p->op[d] = d <= XO_VLAN_MAX_DEPTH ?
+			   xo_vlan_depth_op(p->action, p->pop_depth, p->push_count, d) : 0;
+}
 
 enum xo_vid_entry_flags {
 	XO_VID_ALLOWED = 1U << 0,

@@ -60,50 +60,71 @@ struct xo_vlan_plan {
 	__be16 new_tci;
 };
 
+/* The allow-list and rewrite rules for a frame whose outer tag carries
+ * @outer_tci (network order), when @pol has either flag. Returns
+ * XO_VLAN_CNT_DROP_NOT_ALLOWED, or 0 with *@rewrite set (and *@new_tci) when
+ * the outer VID is translated.
+ */
+static __always_inline __u32 xo_vlan_vid_rules(const struct xo_vlan_policy *pol, __u32 dir,
+					       __be16 outer_tci, __u32 *rewrite,
+					       __be16 *new_tci)
+{
+	__u16 tci = bpf_ntohs(outer_tci);
+	__u32 key = dir * XO_VID_SLOTS + (tci & XO_VID_MASK);
+	struct xo_vid_entry *e = bpf_map_lookup_elem(&xo_vlan_vid, &key);
+
+	/* VID 0 is a priority tag: the frame belongs to the untagged (native)
+	 * VLAN, which the allow-list does not filter
+	 */
+	if ((pol->flags & XO_VLAN_F_ALLOW) && (tci & XO_VID_MASK) &&
+	    (!e || !(e->flags & XO_VID_ALLOWED)))
+		return XO_VLAN_CNT_DROP_NOT_ALLOWED;
+	if ((pol->flags & XO_VLAN_F_REWRITE) && e && e->rewrite_vid) {
+		*rewrite = 1;
+		*new_tci = bpf_htons((tci & ~XO_VID_MASK) | (e->rewrite_vid & XO_VID_MASK));
+	}
+	return 0;
+}
+
 /* Decides from what a parse found: @depth tags (0..XO_VLAN_MAX_DEPTH),
  * @too_deep if another tag follows them, @outer_tci the outermost tag's TCI
- * (read only when @depth > 0). Scalars, not struct xo_tags, so that XDP can
- * hand over what it read at fixed offsets without building the struct.
+ * (read only when @depth > 0). Order: too deep, allow-list, rewrite, then
+ * the policy's op for @depth (see xo_vlan_depth_op). xdp_vlan takes the same
+ * steps on its own path, without the plan.
  */
 static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol, __u32 dir,
 					   __u32 depth, int too_deep, __be16 outer_tci,
 					   struct xo_vlan_plan *plan)
 {
+	__u32 rewrite = 0;
+
 	__builtin_memset(plan, 0, sizeof(*plan));
-	if (too_deep) {
+	if (too_deep || depth > XO_VLAN_MAX_DEPTH) {
 		plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
 		return;
 	}
 	if (depth && (pol->flags & (XO_VLAN_F_ALLOW | XO_VLAN_F_REWRITE))) {
-		__u16 tci = bpf_ntohs(outer_tci);
-		__u32 key = dir * XO_VID_SLOTS + (tci & XO_VID_MASK);
-		struct xo_vid_entry *e = bpf_map_lookup_elem(&xo_vlan_vid, &key);
-
-		/* VID 0 is a priority tag: the frame belongs to the untagged
-		 * (native) VLAN, which the allow-list does not filter
-		 */
-		if ((pol->flags & XO_VLAN_F_ALLOW) && (tci & XO_VID_MASK) &&
-		    (!e || !(e->flags & XO_VID_ALLOWED))) {
-			plan->drop_reason = XO_VLAN_CNT_DROP_NOT_ALLOWED;
+		plan->drop_reason = xo_vlan_vid_rules(pol, dir, outer_tci, &rewrite,
+						      &plan->new_tci);
+		if (plan->drop_reason)
 			return;
-		}
-		if ((pol->flags & XO_VLAN_F_REWRITE) && e && e->rewrite_vid) {
-			plan->rewrite = 1;
-			plan->new_tci = bpf_htons((tci & ~XO_VID_MASK) |
-						  (e->rewrite_vid & XO_VID_MASK));
-		}
+		plan->rewrite = rewrite;
 	}
-	if (pol->action == XO_VLAN_ACT_POP) {
-		plan->pop = pol->pop_depth < depth ? pol->pop_depth : depth;
-		if (plan->pop)
-			plan->rewrite = 0;	/* the rewritten tag leaves anyway */
-	} else if (pol->action == XO_VLAN_ACT_PUSH && pol->push_count) {
-		if (depth + pol->push_count > XO_VLAN_MAX_DEPTH) {
-			plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
-			return;
-		}
-		plan->push = pol->push_count > XO_VLAN_MAX_DEPTH ?
-			     XO_VLAN_MAX_DEPTH : pol->push_count;
+	switch (pol->op[depth]) {
+	case XO_VLAN_OP_POP1:
+	case XO_VLAN_OP_POP2:
+		plan->pop = pol->op[depth] == XO_VLAN_OP_POP1 ? 1 : 2;
+		plan->rewrite = 0;	/* the rewritten tag leaves anyway */
+		break;
+	case XO_VLAN_OP_PUSH1:
+		plan->push = 1;
+		break;
+	case XO_VLAN_OP_PUSH2:
+		plan->push = 2;
+		break;
+	case XO_VLAN_OP_TOO_DEEP:
+		plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
+		break;
 	}
 }
 

@@ -200,7 +200,9 @@ Result<xo_vlan_policy> VlanMaps::policy(Dir d) const
 Status VlanMaps::set_policy(Dir d, const xo_vlan_policy &p)
 {
 	uint32_t key = static_cast<uint32_t>(d);
-	if (bpf_map_update_elem(cfg_.get(), &key, &p, BPF_ANY))
+	xo_vlan_policy v = p;	// the programs act on op[]: derived here, on every write
+	xo_vlan_policy_compile(&v);
+	if (bpf_map_update_elem(cfg_.get(), &key, &v, BPF_ANY))
 		return errno_error("write vlan policy", errno);
 	return ok();
 }
