@@ -618,6 +618,9 @@ TEST_F(GeneveVeth, RecvGeneveSpreadsInnerFlowsOverSocketsExactlyOnce)
 	const std::string sum = r.out.substr(r.out.rfind("{\"type\":\"summary\""));
 	EXPECT_NE(sum.find("\"packets\":" + std::to_string(nframes) + ","), std::string::npos) << sum;
 	EXPECT_NE(sum.find("\"queues\":\"0\""), std::string::npos) << sum;
+	// RX names its refill stalls for the ring they hit: the fill ring
+	EXPECT_NE(sum.find("\"fill_full\":"), std::string::npos) << sum;
+	EXPECT_EQ(sum.find("\"ring_full\":"), std::string::npos) << sum;
 	EXPECT_NE(sum.find("\"redirected\":" + std::to_string(nframes) + ","), std::string::npos)
 		<< "xdp_geneve's counters over the run: " << sum;
 	EXPECT_NE(sum.find("\"no-target\":0"), std::string::npos) << sum;

@@ -248,7 +248,8 @@ void print_interval(const Globals &g, const Netdev &dev, Engine &e, bool rx, con
 		Json j;
 		j.begin_object().kv("type", "interval").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
 			.kv("interval_s", dt).kv("pps", pps).kv("gbps", gbps).kv("packets", now.packets - prev.packets)
-			.kv("ring_full", now.ring_full - prev.ring_full).kv("mode", e.mode).end_object().print();
+			.kv(rx ? "fill_full" : "ring_full", now.ring_full - prev.ring_full).kv("mode", e.mode)
+			.end_object().print();
 		return;
 	}
 	// RX: the fill ring found already topped up (we are ahead of the kernel,
@@ -303,7 +304,7 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 		j.begin_object().kv("type", "summary").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
 			.kv("queues", queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md).kv("multi_buffer", e.sg)
 			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
-			.kv("gbps", gbps).kv("ring_full", t.ring_full).kv("wakeups", t.wakeups)
+			.kv("gbps", gbps).kv(rx ? "fill_full" : "ring_full", t.ring_full).kv("wakeups", t.wakeups)
 			.kv("interrupted", interrupted);
 		if (!rx)
 			j.kv("submitted", t.submitted).kv("completed", t.completed);
