@@ -77,6 +77,16 @@ undo:
 	return -1;
 }
 
+/* Counts @yes if @cond, else @no: each at a constant index. */
+static __always_inline void xo_vlan_count_if(struct xo_vlan_stats *st, __u32 cond, __u32 yes,
+					     __u32 no, __u64 bytes)
+{
+	if (cond)
+		xo_vlan_count(st, yes, bytes);
+	else
+		xo_vlan_count(st, no, bytes);
+}
+
 /* Carries out the policy's op for a frame with @depth tags (not too deep,
  * let through by the allow-list) and counts the outcome, each at a constant
  * index. @rewrite: its outer VID was translated (moot when a pop removes
@@ -106,19 +116,13 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 			xo_vlan_count(st, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
 			return XDP_DROP;
 		}
-		if (rewrite)
-			xo_vlan_count(st, XO_VLAN_CNT_REWRITTEN_PUSHED, bytes);
-		else
-			xo_vlan_count(st, XO_VLAN_CNT_PUSHED, bytes);
+		xo_vlan_count_if(st, rewrite, XO_VLAN_CNT_REWRITTEN_PUSHED, XO_VLAN_CNT_PUSHED, bytes);
 		return XDP_PASS;
 	case XO_VLAN_OP_TOO_DEEP:
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
 		return XDP_DROP;
 	}
-	if (rewrite)
-		xo_vlan_count(st, XO_VLAN_CNT_REWRITTEN, bytes);
-	else
-		xo_vlan_count(st, XO_VLAN_CNT_PASSED, bytes);
+	xo_vlan_count_if(st, rewrite, XO_VLAN_CNT_REWRITTEN, XO_VLAN_CNT_PASSED, bytes);
 	return XDP_PASS;
 }
 
