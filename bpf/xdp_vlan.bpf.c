@@ -17,15 +17,16 @@ struct xo_macs {
 	__u32 w[3];
 };
 
-/* @n is 1 or 2 at every call site (see xo_vlan_xdp); clang may merge the
+/* @n is 1 or 2 at every call site (see xo_vlan_do_op); clang may merge the
  * two into one path with a register offset, which the bounds checks below
  * keep verifiable.
  */
 
 /* Removes @n tags following the MAC addresses of the frame at @data: the
  * MACs move forward by 4 * n bytes and the head follows them. Called with
- * n <= the depth xo_xdp_tags found, so the check never fails; it keeps the
- * verifier's proof local instead of relying on how clang joins the paths.
+ * n <= the depth the parse found (xo_vlan_op_of sees to it), so the check
+ * never fails; it keeps the verifier's proof local instead of relying on
+ * how clang joins the paths.
  * Returns 0 or a negative errno.
  */
 static __always_inline int xo_xdp_pop(struct xdp_md *ctx, void *data,
@@ -97,7 +98,7 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 					 struct xo_vlan_stats *st, __u64 bytes, __u32 depth,
 					 __u32 rewrite)
 {
-	__u8 op = pol->op[depth];
+	__u32 op = xo_vlan_op_of(pol, depth);
 
 	switch (op) {
 	case XO_VLAN_OP_POP1:
@@ -127,7 +128,9 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 }
 
 /* The allow-list and rewrite of a policy that has them, then its op: the
- * steps of xo_vlan_decide after the too-deep check, taken in place.
+ * steps of xo_vlan_decide after the too-deep check, taken in place. One
+ * difference that changes no byte or counter: a rewrite before a pop is
+ * written (the decision cancels it), then leaves with the popped tag.
  */
 static __always_inline int xo_vlan_apply(struct xdp_md *ctx, void *data, void *data_end,
 					 const struct xo_vlan_policy *pol,

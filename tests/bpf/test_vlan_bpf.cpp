@@ -489,6 +489,34 @@ TEST_F(VlanBpf, IngressAndEgressPoliciesAreIndependent)
 	check({Hook::tc_egress, &c100, Verdict::pass, c200, v(kRewritten)});
 }
 
+// op[] comes from userspace. One that does not fit the frame (a pop of more
+// tags than it has, a push past two tags) keeps it, at every hook alike.
+TEST_F(VlanBpf, OpThatDoesNotFitTheFrameKeepsIt)
+{
+	Policy bad;
+	bad.v.op[0] = XO_VLAN_OP_POP1;	// no tag to pop
+	bad.v.op[1] = XO_VLAN_OP_POP2;	// one tag, two to pop
+	bad.v.op[2] = XO_VLAN_OP_PUSH1;	// would make three
+	for (Hook h : {Hook::xdp, Hook::tc_ingress}) {
+		SCOPED_TRACE(hook_label(h));
+		env_->set_policy(XO_DIR_INGRESS, bad, true);
+		for (const Bytes &in : {frame({}), frame({kC100}), frame({kS30, kC100})}) {
+			Counters before = env_->counters();
+			RunResult r = env_->run(h, in);
+			Counters delta = env_->counters() - before;
+			ASSERT_EQ(r.err, 0);
+			EXPECT_EQ(r.verdict(h), Verdict::pass);
+			EXPECT_EQ(hexdump(r.wire()), hexdump(in));
+			Counters want;
+			want.v[static_cast<uint32_t>(h) * XO_VLAN_CNT_MAX + XO_VLAN_CNT_PASSED] = {1, in.size()};
+			EXPECT_EQ(describe(delta), describe(want));
+		}
+	}
+	// the same action compiled pops
+	env_->set_policy(XO_DIR_INGRESS, Policy::pop(2));
+	EXPECT_EQ(hexdump(env_->run(Hook::xdp, frame({kC100})).wire()), hexdump(frame({})));
+}
+
 // ---- headroom ----
 
 TEST_F(VlanBpf, PushUntilHeadroomRunsOut)

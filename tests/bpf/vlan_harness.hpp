@@ -228,8 +228,10 @@ public:
 	xdp_vlan_test_bpf *xdp() const { return xdp_; }
 	tc_vlan_test_bpf *tc() const { return tc_; }
 
-	// Writes @p as the policy of @dir, replacing its whole VID table.
-	void set_policy(uint32_t dir, const Policy &p)
+	// Writes @p as the policy of @dir, replacing its whole VID table; @raw
+	// writes p.v as it is, op[] included (a writer that skips
+	// xo_vlan_policy_compile).
+	void set_policy(uint32_t dir, const Policy &p, bool raw = false)
 	{
 		int cfg = bpf_map__fd(xdp_->maps.xo_vlan_cfg);
 		int vid = bpf_map__fd(xdp_->maps.xo_vlan_vid);
@@ -246,7 +248,8 @@ public:
 			touched_[dir].push_back(k);
 		}
 		xo_vlan_policy v = p.v;	// as libxoffload writes it: op[] compiled
-		xo_vlan_policy_compile(&v);
+		if (!raw)
+			xo_vlan_policy_compile(&v);
 		check(bpf_map_update_elem(cfg, &dir, &v, BPF_ANY), "set policy");
 	}
 

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* VLAN policy maps and the hook-independent decision both xdp_vlan and
- * tc_vlan run, so the two programs cannot disagree on what to do.
+/* VLAN policy maps and the hook-independent parts of the decision: the
+ * policy's op[] (read through xo_vlan_op_of) and the allow-list/rewrite
+ * rules. tc_vlan runs xo_vlan_decide; xdp_vlan takes the same steps in place
+ * (bpf/xdp_vlan.bpf.c). The BPF tests hold both to the same bytes and
+ * counters for every policy and frame they try.
  */
 #ifndef XOFFLOAD_VLAN_H
 #define XOFFLOAD_VLAN_H
@@ -86,6 +89,24 @@ static __always_inline __u32 xo_vlan_vid_rules(const struct xo_vlan_policy *pol,
 	return 0;
 }
 
+/* The policy's op for a frame with @depth tags (0..XO_VLAN_MAX_DEPTH).
+ * op[] comes from userspace: one that does not fit the frame (a pop of
+ * more tags than it has, a push past XO_VLAN_MAX_DEPTH tags), which
+ * xo_vlan_policy_compile never writes, keeps the frame untouched instead of
+ * cutting into it.
+ */
+static __always_inline __u32 xo_vlan_op_of(const struct xo_vlan_policy *pol, __u32 depth)
+{
+	__u32 op = pol->op[depth];
+
+	if (xo_unlikely((op == XO_VLAN_OP_POP1 && depth < 1) ||
+			(op == XO_VLAN_OP_POP2 && depth < 2) ||
+			(op == XO_VLAN_OP_PUSH1 && depth > XO_VLAN_MAX_DEPTH - 1) ||
+			(op == XO_VLAN_OP_PUSH2 && depth > XO_VLAN_MAX_DEPTH - 2)))
+		return XO_VLAN_OP_KEEP;
+	return op;
+}
+
 /* Decides from what a parse found: @depth tags (0..XO_VLAN_MAX_DEPTH),
  * @too_deep if another tag follows them, @outer_tci the outermost tag's TCI
  * (read only when @depth > 0). Order: too deep, allow-list, rewrite, then
@@ -110,10 +131,13 @@ static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol, __u
 			return;
 		plan->rewrite = rewrite;
 	}
-	switch (pol->op[depth]) {
+	switch (xo_vlan_op_of(pol, depth)) {
 	case XO_VLAN_OP_POP1:
+		plan->pop = 1;
+		plan->rewrite = 0;	/* the rewritten tag leaves anyway */
+		break;
 	case XO_VLAN_OP_POP2:
-		plan->pop = pol->op[depth] == XO_VLAN_OP_POP1 ? 1 : 2;
+		plan->pop = 2;
 		plan->rewrite = 0;	/* the rewritten tag leaves anyway */
 		break;
 	case XO_VLAN_OP_PUSH1:
