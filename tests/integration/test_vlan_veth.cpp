@@ -240,6 +240,9 @@ protected:
 			EXPECT_EQ(f.exit_code, 0) << f.describe();
 			EXPECT_EQ(f.out, "") << where << ": tc " << dir << " filter left: " << f.out;
 		}
+		CmdResult q = run_cmd({"tc", "-n", e.ns, "qdisc", "show", "dev", e.ifname}, kCmdTimeout);
+		EXPECT_EQ(q.exit_code, 0) << q.describe();
+		EXPECT_EQ(q.out.find("clsact"), std::string::npos) << where << ": clsact qdisc left: " << q.out;
 		struct stat sb {};
 		EXPECT_NE(::stat(pin_dir(e).c_str(), &sb), 0) << where << ": pins left in " << pin_dir(e);
 	}
@@ -507,6 +510,46 @@ TEST_F(VlanVeth, TcIngressPop)
 		      "tc ingress pop: untagged after B");
 	EXPECT_EQ(counter(b_, "tc-ingress", "popped"), n) << "popped counter";
 	detach_and_check(b_);
+}
+
+// Detach removes the clsact qdisc only when attach created it and no
+// filter is left; one that was there before, or holds a filter of someone
+// else's, stays with that filter.
+TEST_F(VlanVeth, DetachLeavesAClsactItDidNotCreate)
+{
+	auto sh = [&](std::vector<std::string> c) {
+		CmdResult r = run_cmd(c, kCmdTimeout);
+		EXPECT_EQ(r.exit_code, 0) << join_cmd(c) << ": " << r.describe();
+		return r.out;
+	};
+	auto qdiscs = [&] { return sh({"tc", "-n", b_.ns, "qdisc", "show", "dev", b_.ifname}); };
+
+	// ours: created by attach, gone with the last of our filters
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-egress"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	EXPECT_NE(qdiscs().find("clsact"), std::string::npos) << "tc-egress still attached";
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname}));
+	EXPECT_EQ(qdiscs().find("clsact"), std::string::npos);
+
+	// someone else's filter in our clsact: both stay
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	// a classic-BPF filter that matches nothing ("ret #0"): cls_bpf is built in
+	sh({"tc", "-n", b_.ns, "filter", "add", "dev", b_.ifname, "egress", "pref", "7", "bpf", "bytecode",
+	    "1,6 0 0 0,"});
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname}));
+	EXPECT_NE(sh({"tc", "-n", b_.ns, "filter", "show", "dev", b_.ifname, "egress"}).find("bytecode"),
+		  std::string::npos)
+		<< "someone else's filter went with our detach";
+	sh({"tc", "-n", b_.ns, "qdisc", "del", "dev", b_.ifname, "clsact"});
+
+	// a clsact that was there before attach: stays, empty
+	sh({"tc", "-n", b_.ns, "qdisc", "add", "dev", b_.ifname, "clsact"});
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname}));
+	EXPECT_NE(qdiscs().find("clsact"), std::string::npos) << "the user's clsact was removed";
+	sh({"tc", "-n", b_.ns, "qdisc", "del", "dev", b_.ifname, "clsact"});
+	expect_all_clean("at the end");
 }
 
 TEST_F(VlanVeth, TcIngressPopQinQ)

@@ -4,6 +4,11 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xdp/libxdp.h>
 
@@ -15,6 +20,7 @@
 #include <optional>
 
 #include "../core/internal.hpp"
+#include "xoffload/fd.hpp"
 #include "xoffload/geneve.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
@@ -276,12 +282,104 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 	return r;
 }
 
+// TC filters at both clsact hooks of @dev, whoever's: an rtnetlink dump
+// (libbpf only queries a filter it is told the handle of).
+Result<size_t> tc_filter_count(const Netdev &dev)
+{
+	UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+	if (!fd.valid())
+		return errno_error("netlink socket", errno);
+	size_t filters = 0;
+	for (uint32_t min : {TC_H_MIN_INGRESS, TC_H_MIN_EGRESS}) {
+		struct {
+			nlmsghdr nh;
+			tcmsg t;
+		} req{};
+		req.nh.nlmsg_len = sizeof(req);
+		req.nh.nlmsg_type = RTM_GETTFILTER;
+		req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+		req.nh.nlmsg_seq = min;
+		req.t.tcm_family = AF_UNSPEC;
+		req.t.tcm_ifindex = dev.ifindex;
+		req.t.tcm_parent = TC_H_MAKE(TC_H_CLSACT, min);
+		if (::send(fd.get(), &req, sizeof(req), 0) < 0)
+			return errno_error("RTM_GETTFILTER", errno);
+		std::vector<char> buf(32768);
+		for (bool done = false; !done;) {
+			ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
+			if (n < 0)
+				return errno_error("RTM_GETTFILTER recv", errno);
+			int len = static_cast<int>(n);
+			for (auto *nh = reinterpret_cast<nlmsghdr *>(buf.data()); NLMSG_OK(nh, len);
+			     nh = NLMSG_NEXT(nh, len)) {
+				if (nh->nlmsg_type == NLMSG_DONE) {
+					done = true;
+					break;
+				}
+				if (nh->nlmsg_type == NLMSG_ERROR) {
+					int e = -reinterpret_cast<nlmsgerr *>(NLMSG_DATA(nh))->error;
+					if (e)
+						return errno_error("RTM_GETTFILTER on " + dev.name, e);
+					done = true;
+					break;
+				}
+				if (nh->nlmsg_type == RTM_NEWTFILTER)
+					filters++;
+			}
+		}
+	}
+	return filters;
+}
+
+// Marks in the pin directory that the clsact qdisc on the device is ours
+// (attach created it), so detach removes it once no filter is left.
+std::string clsact_mark(const std::string &dir)
+{
+	return dir + "/clsact-created";
+}
+
+// Removes the clsact qdisc if we created it and it holds no filter now,
+// ours or anybody's; a qdisc that was there before us stays.
+Status release_clsact(const Netdev &dev, const std::string &dir)
+{
+	if (!path_exists(clsact_mark(dir)))
+		return ok();
+	auto n = tc_filter_count(dev);
+	if (!n)
+		return n.error();
+	if (*n)
+		return ok();
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex,
+		    .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
+	int err = bpf_tc_hook_destroy(&hook);
+	if (err && err != -ENOENT)
+		return errno_error("remove the clsact qdisc of " + dev.name, err);
+	if (::rmdir(clsact_mark(dir).c_str()) && errno != ENOENT)
+		return errno_error("remove " + clsact_mark(dir), errno);
+	return ok();
+}
+
+Result<AttachInfo> attach_tc_prog(const Netdev &dev, Hook h, const std::string &dir);
+
+// Attaches tc_vlan at @h, creating the clsact qdisc if there is none (and
+// removing it again if the attach fails).
 Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
 	int err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST)
 		return errno_error("create clsact qdisc on " + dev.name, err);
+	int mark_err = !err && ::mkdir(clsact_mark(dir).c_str(), 0700) && errno != EEXIST ? errno : 0;
+	auto r = mark_err ? errno_error("mark " + clsact_mark(dir), mark_err) : attach_tc_prog(dev, h, dir);
+	if (!r)
+		(void)release_clsact(dev, dir);
+	return r;
+}
+
+Result<AttachInfo> attach_tc_prog(const Netdev &dev, Hook h, const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
+	int err;
 
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
 	TcVlanSkel skel(tc_vlan_bpf__open_opts(&oo));
@@ -504,6 +602,12 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature f, std::option
 			return errno_error(std::string("detach ") + a.prog_name + " from " + dev.name, err);
 		gone.push_back(a);
 	}
+	for (const auto &a : gone)
+		if (a.hook != Hook::xdp) {
+			if (auto s = release_clsact(dev, pin_dir(dev)); !s)
+				return s.error();
+			break;
+		}
 	if (h && gone.empty())
 		return runtime_error(std::string(to_string(f)) + " is not attached to " + dev.name + " at " + to_string(*h), ENOENT);
 	if (!left)
