@@ -24,7 +24,7 @@ struct xo_macs {
 
 /* Removes @n tags following the MAC addresses of the frame at @data: the
  * MACs move forward by 4 * n bytes and the head follows them. Called with
- * n <= the depth the parse found (xo_vlan_op_of sees to it), so the check
+ * n <= the depth the parse found (xo_vlan_op_fits sees to it), so the check
  * never fails; it keeps the verifier's proof local instead of relying on
  * how clang joins the paths.
  * Returns 0 or a negative errno.
@@ -88,6 +88,34 @@ static __always_inline void xo_vlan_count_if(struct xo_vlan_stats *st, __u32 con
 		xo_vlan_count(st, no, bytes);
 }
 
+/* Pops @n tags and counts the outcome. */
+static __always_inline int xo_xdp_pop_counted(struct xdp_md *ctx, void *data, void *data_end,
+					      struct xo_vlan_stats *st, __u64 bytes, int n)
+{
+	if (xo_unlikely(xo_xdp_pop(ctx, data, data_end, n))) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+		return XDP_DROP;
+	}
+	xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
+	return XDP_PASS;
+}
+
+/* Pushes @n tags and counts the outcome (@rewrite: the outer VID was
+ * translated before).
+ */
+static __always_inline int xo_xdp_push_counted(struct xdp_md *ctx,
+					       const struct xo_vlan_policy *pol,
+					       struct xo_vlan_stats *st, __u64 bytes,
+					       __u32 rewrite, int n)
+{
+	if (xo_unlikely(xo_xdp_push(ctx, pol, n))) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
+		return XDP_DROP;
+	}
+	xo_vlan_count_if(st, rewrite, XO_VLAN_CNT_REWRITTEN_PUSHED, XO_VLAN_CNT_PUSHED, bytes);
+	return XDP_PASS;
+}
+
 /* Carries out the policy's op for a frame with @depth tags (not too deep,
  * let through by the allow-list) and counts the outcome, each at a constant
  * index. @rewrite: its outer VID was translated (moot when a pop removes
@@ -98,27 +126,23 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 					 struct xo_vlan_stats *st, __u64 bytes, __u32 depth,
 					 __u32 rewrite)
 {
-	__u32 op = xo_vlan_op_of(pol, depth);
-
-	switch (op) {
+	switch (pol->op[depth]) {
 	case XO_VLAN_OP_POP1:
+		if (!xo_vlan_op_fits(XO_VLAN_OP_POP1, depth))
+			break;
+		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 1);
 	case XO_VLAN_OP_POP2:
-		if (xo_unlikely(op == XO_VLAN_OP_POP1 ? xo_xdp_pop(ctx, data, data_end, 1)
-						      : xo_xdp_pop(ctx, data, data_end, 2))) {
-			xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
-			return XDP_DROP;
-		}
-		xo_vlan_count(st, XO_VLAN_CNT_POPPED, bytes);
-		return XDP_PASS;
+		if (!xo_vlan_op_fits(XO_VLAN_OP_POP2, depth))
+			break;
+		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 2);
 	case XO_VLAN_OP_PUSH1:
+		if (!xo_vlan_op_fits(XO_VLAN_OP_PUSH1, depth))
+			break;
+		return xo_xdp_push_counted(ctx, pol, st, bytes, rewrite, 1);
 	case XO_VLAN_OP_PUSH2:
-		if (xo_unlikely(op == XO_VLAN_OP_PUSH1 ? xo_xdp_push(ctx, pol, 1)
-						       : xo_xdp_push(ctx, pol, 2))) {
-			xo_vlan_count(st, XO_VLAN_CNT_DROP_NO_HEADROOM, bytes);
-			return XDP_DROP;
-		}
-		xo_vlan_count_if(st, rewrite, XO_VLAN_CNT_REWRITTEN_PUSHED, XO_VLAN_CNT_PUSHED, bytes);
-		return XDP_PASS;
+		if (!xo_vlan_op_fits(XO_VLAN_OP_PUSH2, depth))
+			break;
+		return xo_xdp_push_counted(ctx, pol, st, bytes, rewrite, 2);
 	case XO_VLAN_OP_TOO_DEEP:
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
 		return XDP_DROP;

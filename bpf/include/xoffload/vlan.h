@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* VLAN policy maps and the hook-independent parts of the decision: the
- * policy's op[] (read through xo_vlan_op_of) and the allow-list/rewrite
+ * policy's op[] (checked by xo_vlan_op_fits) and the allow-list/rewrite
  * rules. tc_vlan runs xo_vlan_decide; xdp_vlan takes the same steps in place
  * (bpf/xdp_vlan.bpf.c). The BPF tests hold both to the same bytes and
  * counters for every policy and frame they try.
@@ -89,22 +89,25 @@ static __always_inline __u32 xo_vlan_vid_rules(const struct xo_vlan_policy *pol,
 	return 0;
 }
 
-/* The policy's op for a frame with @depth tags (0..XO_VLAN_MAX_DEPTH).
- * op[] comes from userspace: one that does not fit the frame (a pop of
- * more tags than it has, a push past XO_VLAN_MAX_DEPTH tags), which
+/* Whether @op fits a frame with @depth tags (0..XO_VLAN_MAX_DEPTH). op[]
+ * comes from userspace: one that does not fit (a pop of more tags than the
+ * frame has, a push past XO_VLAN_MAX_DEPTH tags), which
  * xo_vlan_policy_compile never writes, keeps the frame untouched instead of
- * cutting into it.
+ * cutting into it. Called with a constant @op, each case is one compare.
  */
-static __always_inline __u32 xo_vlan_op_of(const struct xo_vlan_policy *pol, __u32 depth)
+static __always_inline int xo_vlan_op_fits(__u32 op, __u32 depth)
 {
-	__u32 op = pol->op[depth];
-
-	if (xo_unlikely((op == XO_VLAN_OP_POP1 && depth < 1) ||
-			(op == XO_VLAN_OP_POP2 && depth < 2) ||
-			(op == XO_VLAN_OP_PUSH1 && depth > XO_VLAN_MAX_DEPTH - 1) ||
-			(op == XO_VLAN_OP_PUSH2 && depth > XO_VLAN_MAX_DEPTH - 2)))
-		return XO_VLAN_OP_KEEP;
-	return op;
+	switch (op) {
+	case XO_VLAN_OP_POP1:
+		return depth >= 1;
+	case XO_VLAN_OP_POP2:
+		return depth >= 2;
+	case XO_VLAN_OP_PUSH1:
+		return depth + 1 <= XO_VLAN_MAX_DEPTH;
+	case XO_VLAN_OP_PUSH2:
+		return depth + 2 <= XO_VLAN_MAX_DEPTH;
+	}
+	return 1;
 }
 
 /* Decides from what a parse found: @depth tags (0..XO_VLAN_MAX_DEPTH),
@@ -131,20 +134,26 @@ static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol, __u
 			return;
 		plan->rewrite = rewrite;
 	}
-	switch (xo_vlan_op_of(pol, depth)) {
+	switch (pol->op[depth]) {
 	case XO_VLAN_OP_POP1:
+		if (!xo_vlan_op_fits(XO_VLAN_OP_POP1, depth))
+			break;
 		plan->pop = 1;
 		plan->rewrite = 0;	/* the rewritten tag leaves anyway */
 		break;
 	case XO_VLAN_OP_POP2:
+		if (!xo_vlan_op_fits(XO_VLAN_OP_POP2, depth))
+			break;
 		plan->pop = 2;
-		plan->rewrite = 0;	/* the rewritten tag leaves anyway */
+		plan->rewrite = 0;
 		break;
 	case XO_VLAN_OP_PUSH1:
-		plan->push = 1;
+		if (xo_vlan_op_fits(XO_VLAN_OP_PUSH1, depth))
+			plan->push = 1;
 		break;
 	case XO_VLAN_OP_PUSH2:
-		plan->push = 2;
+		if (xo_vlan_op_fits(XO_VLAN_OP_PUSH2, depth))
+			plan->push = 2;
 		break;
 	case XO_VLAN_OP_TOO_DEEP:
 		plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;

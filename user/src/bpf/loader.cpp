@@ -20,7 +20,6 @@
 #include <optional>
 
 #include "../core/internal.hpp"
-#include "xoffload/fd.hpp"
 #include "xoffload/geneve.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
@@ -286,47 +285,18 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 // (libbpf only queries a filter it is told the handle of).
 Result<size_t> tc_filter_count(const Netdev &dev)
 {
-	UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-	if (!fd.valid())
-		return errno_error("netlink socket", errno);
 	size_t filters = 0;
 	for (uint32_t min : {TC_H_MIN_INGRESS, TC_H_MIN_EGRESS}) {
-		struct {
-			nlmsghdr nh;
-			tcmsg t;
-		} req{};
-		req.nh.nlmsg_len = sizeof(req);
-		req.nh.nlmsg_type = RTM_GETTFILTER;
-		req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-		req.nh.nlmsg_seq = min;
-		req.t.tcm_family = AF_UNSPEC;
-		req.t.tcm_ifindex = dev.ifindex;
-		req.t.tcm_parent = TC_H_MAKE(TC_H_CLSACT, min);
-		if (::send(fd.get(), &req, sizeof(req), 0) < 0)
-			return errno_error("RTM_GETTFILTER", errno);
-		std::vector<char> buf(32768);
-		for (bool done = false; !done;) {
-			ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
-			if (n < 0)
-				return errno_error("RTM_GETTFILTER recv", errno);
-			int len = static_cast<int>(n);
-			for (auto *nh = reinterpret_cast<nlmsghdr *>(buf.data()); NLMSG_OK(nh, len);
-			     nh = NLMSG_NEXT(nh, len)) {
-				if (nh->nlmsg_type == NLMSG_DONE) {
-					done = true;
-					break;
-				}
-				if (nh->nlmsg_type == NLMSG_ERROR) {
-					int e = -reinterpret_cast<nlmsgerr *>(NLMSG_DATA(nh))->error;
-					if (e)
-						return errno_error("RTM_GETTFILTER on " + dev.name, e);
-					done = true;
-					break;
-				}
-				if (nh->nlmsg_type == RTM_NEWTFILTER)
-					filters++;
-			}
-		}
+		auto req = rtnl_request<tcmsg>(RTM_GETTFILTER);
+		req.body.tcm_family = AF_UNSPEC;
+		req.body.tcm_ifindex = dev.ifindex;
+		req.body.tcm_parent = TC_H_MAKE(TC_H_CLSACT, min);
+		auto s = rtnl_dump(&req.nh, "RTM_GETTFILTER on " + dev.name, [&](const nlmsghdr *nh) {
+			if (nh->nlmsg_type == RTM_NEWTFILTER)
+				filters++;
+		});
+		if (!s)
+			return s.error();
 	}
 	return filters;
 }

@@ -1,7 +1,13 @@
 // Library-internal glue between the skeleton-owning loader and its users.
 #pragma once
 
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <functional>
 #include <string>
+
+#include "xoffload/result.hpp"
 
 namespace xoffload {
 
@@ -13,5 +19,26 @@ VlanMapNames vlan_map_names();
 
 // Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+).
 bool kernel_has_xdp_frags();
+
+// An rtnetlink request: the header, then @Body (ifinfomsg, tcmsg, ...).
+template <typename Body>
+struct RtnlRequest {
+	nlmsghdr nh;
+	Body body;
+};
+
+template <typename Body>
+RtnlRequest<Body> rtnl_request(uint16_t type)
+{
+	RtnlRequest<Body> r{};
+	r.nh.nlmsg_len = sizeof(r);
+	r.nh.nlmsg_type = type;
+	return r;
+}
+
+// Sends @req (its nlmsg_len, type and body set) as an rtnetlink dump and
+// hands each reply message to @each; @what names the request in errors.
+Status rtnl_dump(nlmsghdr *req, const std::string &what,
+		 const std::function<void(const nlmsghdr *)> &each);
 
 } // namespace xoffload

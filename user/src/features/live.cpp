@@ -21,6 +21,7 @@
 
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
+#include "../core/internal.hpp"
 
 namespace xoffload {
 
@@ -41,65 +42,45 @@ void parse_attrs(const rtattr *rta, int len, std::map<int, const rtattr *> &out)
 
 Result<std::map<int, Link>> dump_links()
 {
-	UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-	if (!fd.valid())
-		return errno_error("netlink socket", errno);
-	struct {
-		nlmsghdr nh;
-		ifinfomsg ifm;
-	} req{};
-	req.nh.nlmsg_len = sizeof(req);
-	req.nh.nlmsg_type = RTM_GETLINK;
-	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nh.nlmsg_seq = 1;
-	req.ifm.ifi_family = AF_UNSPEC;
-	if (::send(fd.get(), &req, sizeof(req), 0) < 0)
-		return errno_error("RTM_GETLINK", errno);
+	auto req = rtnl_request<ifinfomsg>(RTM_GETLINK);
+	req.body.ifi_family = AF_UNSPEC;
 	std::map<int, Link> links;
-	std::unique_ptr<char[]> buf(new char[65536]);
-	for (;;) {
-		ssize_t n = ::recv(fd.get(), buf.get(), 65536, 0);
-		if (n < 0)
-			return errno_error("RTM_GETLINK recv", errno);
-		int len = static_cast<int>(n);
-		for (auto *nh = reinterpret_cast<nlmsghdr *>(buf.get()); NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
-			if (nh->nlmsg_type == NLMSG_DONE)
-				return links;
-			if (nh->nlmsg_type == NLMSG_ERROR)
-				return errno_error("RTM_GETLINK", -reinterpret_cast<nlmsgerr *>(NLMSG_DATA(nh))->error);
-			if (nh->nlmsg_type != RTM_NEWLINK)
-				continue;
-			auto *ifm = reinterpret_cast<ifinfomsg *>(NLMSG_DATA(nh));
-			std::map<int, const rtattr *> a;
-			parse_attrs(IFLA_RTA(ifm), static_cast<int>(IFLA_PAYLOAD(nh)), a);
-			Link l;
-			l.index = ifm->ifi_index;
-			auto u32 = [](const rtattr *r) { return *reinterpret_cast<const uint32_t *>(RTA_DATA(r)); };
-			if (a.count(IFLA_IFNAME))
-				l.name = static_cast<const char *>(RTA_DATA(a[IFLA_IFNAME]));
-			if (a.count(IFLA_LINK))
-				l.link = static_cast<int>(u32(a[IFLA_LINK]));
-			if (a.count(IFLA_MASTER))
-				l.master = static_cast<int>(u32(a[IFLA_MASTER]));
-			if (a.count(IFLA_LINKINFO)) {
-				std::map<int, const rtattr *> li;
-				const rtattr *r = a[IFLA_LINKINFO];
-				parse_attrs(static_cast<const rtattr *>(RTA_DATA(r)), static_cast<int>(RTA_PAYLOAD(r)), li);
-				if (li.count(IFLA_INFO_KIND))
-					l.kind = static_cast<const char *>(RTA_DATA(li[IFLA_INFO_KIND]));
-				if (li.count(IFLA_INFO_DATA)) {
-					std::map<int, const rtattr *> d;
-					const rtattr *dr = li[IFLA_INFO_DATA];
-					parse_attrs(static_cast<const rtattr *>(RTA_DATA(dr)), static_cast<int>(RTA_PAYLOAD(dr)), d);
-					if (l.kind == "vlan" && d.count(IFLA_VLAN_PROTOCOL))
-						l.vlan_proto = ntohs(*reinterpret_cast<const uint16_t *>(RTA_DATA(d[IFLA_VLAN_PROTOCOL])));
-					if (l.kind == "vxlan" && d.count(IFLA_VXLAN_LINK))
-						l.vxlan_link = static_cast<int>(u32(d[IFLA_VXLAN_LINK]));
-				}
+	auto s = rtnl_dump(&req.nh, "RTM_GETLINK", [&](const nlmsghdr *nh) {
+		if (nh->nlmsg_type != RTM_NEWLINK)
+			return;
+		auto *ifm = static_cast<const ifinfomsg *>(NLMSG_DATA(nh));
+		std::map<int, const rtattr *> a;
+		parse_attrs(IFLA_RTA(ifm), static_cast<int>(IFLA_PAYLOAD(nh)), a);
+		Link l;
+		l.index = ifm->ifi_index;
+		auto u32 = [](const rtattr *r) { return *static_cast<const uint32_t *>(RTA_DATA(r)); };
+		if (a.count(IFLA_IFNAME))
+			l.name = static_cast<const char *>(RTA_DATA(a[IFLA_IFNAME]));
+		if (a.count(IFLA_LINK))
+			l.link = static_cast<int>(u32(a[IFLA_LINK]));
+		if (a.count(IFLA_MASTER))
+			l.master = static_cast<int>(u32(a[IFLA_MASTER]));
+		if (a.count(IFLA_LINKINFO)) {
+			std::map<int, const rtattr *> li;
+			const rtattr *r = a[IFLA_LINKINFO];
+			parse_attrs(static_cast<const rtattr *>(RTA_DATA(r)), static_cast<int>(RTA_PAYLOAD(r)), li);
+			if (li.count(IFLA_INFO_KIND))
+				l.kind = static_cast<const char *>(RTA_DATA(li[IFLA_INFO_KIND]));
+			if (li.count(IFLA_INFO_DATA)) {
+				std::map<int, const rtattr *> d;
+				const rtattr *dr = li[IFLA_INFO_DATA];
+				parse_attrs(static_cast<const rtattr *>(RTA_DATA(dr)), static_cast<int>(RTA_PAYLOAD(dr)), d);
+				if (l.kind == "vlan" && d.count(IFLA_VLAN_PROTOCOL))
+					l.vlan_proto = ntohs(*static_cast<const uint16_t *>(RTA_DATA(d[IFLA_VLAN_PROTOCOL])));
+				if (l.kind == "vxlan" && d.count(IFLA_VXLAN_LINK))
+					l.vxlan_link = static_cast<int>(u32(d[IFLA_VXLAN_LINK]));
 			}
-			links[l.index] = l;
 		}
-	}
+		links[l.index] = l;
+	});
+	if (!s)
+		return s.error();
+	return links;
 }
 
 Status ethtool_ioctl(const std::string &ifname, void *data)
