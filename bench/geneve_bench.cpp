@@ -185,6 +185,8 @@ int run_geneve(const Options &opt)
 	if (!err)
 		err = bpf_program__set_autoload(skel->progs.xdp_geneve, false);
 	if (!err)
+		err = bpf_program__set_autoload(skel->progs.xdp_geneve_mb, false);
+	if (!err)
 		err = xo_bench_geneve_bpf__load(skel.get());
 	if (err)
 		return fail("geneve: loading the bench programs (root; -v for the verifier log)", err);

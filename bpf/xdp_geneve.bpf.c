@@ -74,11 +74,17 @@ __noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 opt
 	return nmiss != 0;
 }
 
-static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
+/* @frags: the frame may span several buffers (xdp_geneve_mb): it is
+ * counted and its UDP length checked whole, at the cost of a helper call.
+ * The outer headers, Geneve options and inner headers must be in the first
+ * buffer (drivers split after the headers); the checksum walk reads every
+ * buffer.
+ */
+static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u64 bytes = data_end - data;
+	__u64 bytes = frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
 	struct xo_cursor c = { .pos = data, .end = data_end };
 	struct xo_gnv_outer o = {};
 	struct xo_gnv_stats *st, *vst;
@@ -86,6 +92,7 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 	struct xo_gnv_cache *ca;
 	struct xo_gnv_cfg *cfg;
 	__u32 zero = 0, key, action, slot, queues, reason = XO_GNV_CNT_PASSED;
+	__u64 udp_off;
 	int r, verdict = XDP_PASS;
 
 	st = bpf_map_lookup_elem(&xo_gnv_stats, &zero);
@@ -98,7 +105,13 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx)
 		xo_gnv_count(st, XO_GNV_CNT_NOT_GENEVE, bytes);
 		return XDP_PASS;
 	}
-	r = xo_gnv_parse_geneve(&c, &o, ca);
+	/* the UDP header's offset as a number: clang would otherwise add the
+	 * (unbounded) frame length to a packet pointer, which the verifier
+	 * refuses
+	 */
+	udp_off = (void *)o.udp - data;
+	barrier_var(udp_off);
+	r = xo_gnv_parse_geneve(&c, &o, ca, bytes - udp_off);
 	if (r == XO_GNV_CRIT_SLOW) {
 		void *opts = (void *)(o.gh + 1);
 
@@ -191,7 +204,18 @@ count:
 SEC("xdp")
 int xdp_geneve(struct xdp_md *ctx)
 {
-	return xo_gnv_xdp(ctx);
+	return xo_gnv_xdp(ctx, 0);
+}
+
+/* The same for multi-buffer frames (an MTU above one page's worth): the
+ * entry to load on such an interface, by offload-tool or by xdp-loader
+ * (--prog-name xdp_geneve_mb). Load one entry per object: the kernel ties
+ * the CPUMAP to the first program using it, frags or not.
+ */
+SEC("xdp.frags")
+int xdp_geneve_mb(struct xdp_md *ctx)
+{
+	return xo_gnv_xdp(ctx, 1);
 }
 
 /* libxdp dispatcher: after xdp_vlan (20) so outer tags it pops are gone,
@@ -201,5 +225,10 @@ struct {
 	__uint(priority, 25);
 	__uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xdp_geneve);
+
+struct {
+	__uint(priority, 25);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xdp_geneve_mb);
 
 char _license[] SEC("license") = "Dual BSD/GPL";

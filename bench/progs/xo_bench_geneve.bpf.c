@@ -17,6 +17,6 @@ int xo_bench_gbase(struct xdp_md *ctx)
 SEC("xdp")
 int xo_bench_gnv(struct xdp_md *ctx)
 {
-	xo_gnv_xdp(ctx);
+	xo_gnv_xdp(ctx, 0);
 	return XDP_DROP;
 }

@@ -76,9 +76,11 @@ public:
 
 	// A separate, just-loaded copy: every map (and the lookup cache) as the
 	// kernel creates it, zero.
-	static std::unique_ptr<GeneveEnv> fresh(std::string *why)
+	// @frags: the multi-buffer entry, xdp_geneve_mb, instead.
+	static std::unique_ptr<GeneveEnv> fresh(std::string *why, bool frags = false)
 	{
 		auto e = std::unique_ptr<GeneveEnv>(new GeneveEnv);
+		e->frags_ = frags;
 		if (int ret = e->load()) {
 			*why = std::string("loading xdp_geneve failed: ") + std::strerror(-ret);
 			e.reset();
@@ -184,7 +186,7 @@ public:
 		o.data_out = out.data();
 		o.data_size_out = static_cast<uint32_t>(out.size());
 		o.repeat = 1;
-		if (bpf_prog_test_run_opts(bpf_program__fd(s_->progs.xdp_geneve), &o)) {
+		if (bpf_prog_test_run_opts(bpf_program__fd(entry()), &o)) {
 			r.err = -errno;
 			return r;
 		}
@@ -222,9 +224,14 @@ private:
 			if (int err = bpf_map__set_pin_path(m, nullptr))
 				return err;
 		}
+		// one entry per load: the kernel ties the CPUMAP to the first
+		// program using it, frags or not
+		bpf_program__set_autoload(frags_ ? s_->progs.xdp_geneve : s_->progs.xdp_geneve_mb, false);
 		return xdp_geneve_bpf__load(s_);
 	}
+	bpf_program *entry() const { return frags_ ? s_->progs.xdp_geneve_mb : s_->progs.xdp_geneve; }
 	xdp_geneve_bpf *s_ = nullptr;
+	bool frags_ = false;
 	std::map<uint32_t, uint16_t> slots_;
 };
 
@@ -467,6 +474,35 @@ TEST(GeneveBpfFresh, ZeroedCacheAnswersForNothing)
 	// UDP to port 0 is not Geneve
 	run_case(*env, {"port 0", outer4(geneve(kVniPass, kEthTeb, kInner), 0), V::pass, {},
 			{XO_GNV_CNT_NOT_GENEVE}});
+}
+
+// xdp_geneve_mb: BPF_PROG_TEST_RUN puts what exceeds one page of a frame
+// into fragments. The headers are read from the first buffer; the UDP
+// length, the checksum and the counted bytes cover the whole frame.
+TEST(GeneveBpfMultiBuffer, JumboFramesAcrossBuffers)
+{
+	std::string why;
+	auto env = GeneveEnv::fresh(&why, true);
+	ASSERT_NE(env, nullptr) << why;
+	env->port(kPortGeneve, true);
+	env->cfg(XO_GNV_F_VERIFY_CSUM);
+	env->rule(kVniPass, XO_GNV_ACT_PASS);
+	env->rule(kVniDrop, XO_GNV_ACT_DROP);
+	env->rule(kVniDecap, XO_GNV_ACT_DECAP);
+	const Bytes big = inner_udp4(kIpA, kIpC, kPortA, kPortB, 5900, 9);
+	const Bytes pass = outer4(geneve(kVniPass, kEthTeb, big));
+	ASSERT_GT(pass.size(), 4096u) << "must not fit one buffer";
+	run_case(*env, {"jumbo pass, checksum verified", pass, V::pass, {}, {XO_GNV_CNT_PASSED}, kVniPass});
+	run_case(*env, {"jumbo bad checksum", with_udp_csum(pass, 34, 0x1234), V::drop, {}, {XO_GNV_CNT_BAD_CSUM},
+			kVniPass});
+	run_case(*env, {"jumbo drop rule", outer4(geneve(kVniDrop, kEthTeb, big)), V::drop, {},
+			{XO_GNV_CNT_DROP_RULE}, kVniDrop});
+	run_case(*env, {"jumbo decap", outer4(geneve(kVniDecap, kEthTeb, big)), V::pass, big,
+			{XO_GNV_CNT_DECAPPED}, kVniDecap});
+	// cut short of its UDP length in the last buffer: malformed
+	Bytes cut = pass;
+	cut.resize(pass.size() - 100);
+	run_case(*env, {"jumbo cut short", cut, V::drop, {}, {XO_GNV_CNT_DROP_MALFORMED}});
 }
 
 // ---- every truncation ----

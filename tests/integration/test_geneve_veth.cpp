@@ -6,6 +6,7 @@
 // exactly once, and the port registry must count references through the
 // CLI. send --geneve-vni is also checked on the wire. Every test checks the
 // negative case first.
+#include <algorithm>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <fcntl.h>
@@ -194,7 +195,7 @@ protected:
 		std::vector<std::string> got;
 		pollfd p{fd, POLLIN, 0};
 		while (poll(&p, 1, timeout_ms) > 0) {
-			char buf[2048];
+			char buf[65536];
 			ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 			if (n < 0)
 				break;
@@ -203,16 +204,20 @@ protected:
 		return got;
 	}
 
-	uint64_t counter(const std::string &json, const std::string &vni, const std::string &reason)
+	uint64_t counter(const std::string &json, const std::string &vni, const std::string &reason,
+			 const std::string &field = "packets")
 	{
-		// {"vni":"100","not-geneve":{...},...,"decapped":{"packets":N,...
+		// {"vni":"100","not-geneve":{...},...,"decapped":{"packets":N,"bytes":M},...
 		size_t at = vni.empty() ? json.find("\"total\"") : json.find("\"vni\":\"" + vni + "\"");
 		if (at == std::string::npos)
 			return ~0ull;
-		size_t r = json.find("\"" + reason + "\":{\"packets\":", at);
+		size_t r = json.find("\"" + reason + "\":{", at);
 		if (r == std::string::npos)
 			return ~0ull;
-		return std::stoull(json.substr(r + reason.size() + 14));
+		size_t f = json.find("\"" + field + "\":", r);
+		if (f == std::string::npos || f > json.find('}', r))
+			return ~0ull;
+		return std::stoull(json.substr(f + field.size() + 3));
 	}
 
 	std::string pin_dir_b() const { return "/sys/fs/bpf/xoffload/" + tb_->if_b() + "@" + tb_->ns_b(); }
@@ -559,6 +564,54 @@ TEST_F(GeneveVeth, SendGeneveIsDecappedToTheInnerSocket)
 	CmdResult st = tool({"geneve", "stats", ifb}, true);
 	EXPECT_EQ(counter(st.out, "100", "decapped"), n + supers * 4) << st.out;
 	EXPECT_EQ(counter(st.out, "", "dropped-malformed"), 0u) << st.out;
+}
+
+// At MTU 9000 veth hands XDP a jumbo frame in several buffers: attach picks
+// xdp_geneve_mb, whose decap gives the stack 6000-byte inner datagrams
+// (their UDP length checked against the whole frame, which is counted).
+TEST_F(GeneveVeth, JumboFramesAreDecappedByTheMultiBufferEntry)
+{
+	for (const auto &[ns, ifname] : {std::pair{tb_->ns_a(), tb_->if_a()}, std::pair{tb_->ns_b(), tb_->if_b()}}) {
+		CmdResult r = run_cmd({"ip", "-n", ns, "link", "set", "dev", ifname, "mtu", "9000"}, kCmdTimeout);
+		ASSERT_TRUE(r.ok()) << r.describe();
+	}
+	UniqueFd rx = listen_b();
+	ASSERT_TRUE(rx.valid());
+	const std::string &ifb = tb_->if_b();
+	CmdResult at = tool({"attach", ifb, "geneve"});
+	ASSERT_EQ(at.exit_code, 0) << last_ << ": " << at.describe();
+	EXPECT_NE(at.out.find("xdp_geneve_mb"), std::string::npos) << at.out;
+	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "100", "--action", "decap"}));
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
+
+	constexpr unsigned n = 3;
+	constexpr size_t data = 6000;
+	size_t frame_bytes = 0;
+	for (unsigned i = 0; i < n; i++) {
+		Bytes inner = PacketBuilder()
+				      .eth(kMacB, kMacA)
+				      .ipv4(kTbIpA, kTbIpB, 64, static_cast<uint16_t>(i + 1))
+				      .udp(kPortA, kInnerPort)
+				      .payload(data, static_cast<uint8_t>(i))
+				      .build();
+		Bytes f = encap(100, kEthTeb, inner);
+		frame_bytes += f.size();
+		send(f);
+	}
+	auto got = drain(rx.get(), 500);
+	ASSERT_EQ(got.size(), n) << "inner datagrams delivered";
+	for (unsigned i = 0; i < n; i++) {
+		std::string want(data, '\0');
+		for (size_t j = 0; j < data; j++)
+			want[j] = static_cast<char>(static_cast<uint8_t>(i + j));
+		size_t diff = std::mismatch(want.begin(), want.end(), got[i].begin(), got[i].end()).first - want.begin();
+		EXPECT_TRUE(got[i] == want) << "datagram " << i << ": " << got[i].size() << " bytes, first difference at "
+					    << diff;
+	}
+	CmdResult st = tool({"geneve", "stats", ifb}, true);
+	EXPECT_EQ(counter(st.out, "100", "decapped"), n) << st.out;
+	EXPECT_EQ(counter(st.out, "100", "decapped", "bytes"), frame_bytes)
+		<< "the whole frames, not their first buffers: " << st.out;
 }
 
 // ---- recv --geneve: N sockets on one queue in xdp_geneve's XSKMAP ----------

@@ -107,18 +107,22 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	});
 
 	struct DetachOpts {
-		std::string ifname, feature = "vlan", hook;
+		std::string ifname, feature, hook;
 	};
 	auto d = std::make_shared<DetachOpts>();
-	auto *ds = app.add_subcommand("detach", "Detach a feature's programs (all hooks unless --hook)");
+	auto *ds = app.add_subcommand("detach", "Detach our programs: every feature and hook unless given");
 	ds->add_option("interface", d->ifname, "Interface")->required();
-	ds->add_option("feature", d->feature, "Feature: vlan (default) | geneve");
+	ds->add_option("feature", d->feature, "Feature: vlan | geneve (default: both)");
 	ds->add_option("--hook", d->hook, "xdp | tc-ingress | tc-egress");
 	ds->callback([&g, &rc, d] {
-		auto feat = parse_feature(d->feature);
-		if (!feat) {
-			rc = report(feat.error());
-			return;
+		std::optional<Feature> feat;
+		if (!d->feature.empty()) {
+			auto f = parse_feature(d->feature);
+			if (!f) {
+				rc = report(f.error());
+				return;
+			}
+			feat = *f;
 		}
 		std::optional<Hook> hook;
 		if (!d->hook.empty()) {
@@ -138,7 +142,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			rc = report(dev.error());
 			return;
 		}
-		auto r = detach(*dev, *feat, hook);
+		auto r = detach(*dev, feat, hook);
 		if (!r) {
 			rc = report(r.error());
 			return;

@@ -60,9 +60,9 @@ struct IfStatus {
 };
 
 Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode);
-// Detaches the feature's programs at the given hook, or at every hook when
-// none is given; removes the pins once nothing of ours is left.
-Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature f, std::optional<Hook> h);
+// Detaches our programs of @f (every feature when none is given) at @h (every
+// hook when none is given); removes the pins once nothing of ours is left.
+Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h);
 Result<IfStatus> status(const Netdev &dev);
 
 // Names libxdp/libbpf print go to stderr only when verbose.

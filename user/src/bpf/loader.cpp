@@ -18,8 +18,10 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "../core/internal.hpp"
+#include "xoffload/fd.hpp"
 #include "xoffload/geneve.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
@@ -79,7 +81,8 @@ using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
 // Program names, taken from the skeletons rather than spelled here.
 struct ProgNames {
 	std::string xdp, xdp_mb, tc_ingress, tc_egress;
-	std::string geneve;
+	std::string geneve, geneve_mb;
+	std::string geneve_cpus;	// xdp_geneve's CPUMAP (pin file name)
 };
 
 const ProgNames &prog_names()
@@ -97,8 +100,11 @@ const ProgNames &prog_names()
 			n.tc_egress = bpf_program__name(t->progs.tc_vlan_egress);
 		}
 		XdpGeneveSkel g(xdp_geneve_bpf__open());
-		if (g)
+		if (g) {
 			n.geneve = bpf_program__name(g->progs.xdp_geneve);
+			n.geneve_mb = bpf_program__name(g->progs.xdp_geneve_mb);
+			n.geneve_cpus = bpf_map__name(g->maps.xo_gnv_cpus);
+		}
 		return n;
 	}();
 	return names;
@@ -182,7 +188,7 @@ struct XdpObject {
 };
 
 // An MTU above this may hand XDP a frame in several buffers (veth splits
-// above about 3500 bytes, other drivers earlier): xdp_vlan_mb then.
+// above about 3500 bytes, other drivers earlier): the *_mb entry then.
 constexpr uint32_t kSingleBufferMtu = 1500;
 
 Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
@@ -194,7 +200,10 @@ Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
 		if (!o.geneve)
 			return errno_error("open xdp_geneve object", errno);
 		o.obj = o.geneve->obj;
-		o.prog = o.geneve->progs.xdp_geneve;
+		o.prog = frags ? o.geneve->progs.xdp_geneve_mb : o.geneve->progs.xdp_geneve;
+		// one entry per load: the kernel ties the CPUMAP to the first
+		// program using it, frags or not
+		bpf_program__set_autoload(frags ? o.geneve->progs.xdp_geneve : o.geneve->progs.xdp_geneve_mb, false);
 	} else {
 		o.vlan.reset(xdp_vlan_bpf__open_opts(&oo));
 		if (!o.vlan)
@@ -243,10 +252,9 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
 		if (err == -EEXIST || err == -EBUSY)
 			return runtime_error(why + ": another XDP program holds the interface in a mode that cannot be shared", -err);
-		if (refused && (f == Feature::geneve || frags))
+		if (refused && frags)
 			return runtime_error(why + ": refused (" + std::strerror(-err) + "); frames may arrive in several " +
 						     "buffers here (a large MTU; on veth the peer's counts too)" +
-						     (f == Feature::geneve ? ", and xdp_geneve reads each frame from one buffer" : "") +
 						     " (lower the MTU or use --mode skb)",
 					     -err);
 		return load_error(why, err);
@@ -259,7 +267,28 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 	return info;
 }
 
-// vlan in native mode: the multi-buffer entry (xdp_vlan_mb) when the MTU is
+// Copies every entry of the array-like map @from (a CPUMAP: keys
+// 0..max_entries-1) into the map pinned at @to.
+Status copy_map_entries(int from, const std::string &to)
+{
+	UniqueFd dst(bpf_obj_get(to.c_str()));
+	if (!dst.valid())
+		return errno_error("open " + to, errno);
+	bpf_map_info info{};
+	uint32_t len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(from, &info, &len))
+		return errno_error("read the map behind " + to, errno);
+	std::vector<uint8_t> v(info.value_size);
+	for (uint32_t k = 0; k < info.max_entries; k++) {
+		if (bpf_map_lookup_elem(from, &k, v.data()))
+			continue;	// empty slot
+		if (bpf_map_update_elem(dst.get(), &k, v.data(), BPF_ANY))
+			return errno_error("copy entry " + std::to_string(k) + " into " + to, errno);
+	}
+	return ok();
+}
+
+// Native mode: the multi-buffer entry (xdp_vlan_mb, xdp_geneve_mb) when the MTU is
 // above kSingleBufferMtu and the kernel has multi-buffer XDP, or when the
 // kernel refuses the single-buffer entry for frames that may span buffers
 // (a veth whose peer has the large MTU).
@@ -268,12 +297,25 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 	auto mtu = netdev_mtu(dev.name);
 	if (!mtu)
 		return mtu.error();
-	const bool can_frags = f == Feature::vlan && mode == XdpMode::native && kernel_has_xdp_frags();
+	const bool can_frags = mode == XdpMode::native && kernel_has_xdp_frags();
 	const bool frags = can_frags && *mtu > kSingleBufferMtu;
 	bool refused = false;
 	auto r = attach_xdp_entry(dev, f, mode, dir, frags, refused);
 	if (!r && refused && can_frags && !frags) {
+		// the kernel ties a CPUMAP to the first program that used it,
+		// frags or not, for the map's life: xdp_geneve_mb gets a new
+		// one, with the entries of the one xdp_geneve loaded with
+		const std::string cpus = dir + "/" + prog_names().geneve_cpus;
+		UniqueFd old(f == Feature::geneve ? bpf_obj_get(cpus.c_str()) : -1);
+		if (old.valid() && ::unlink(cpus.c_str()))
+			return errno_error("replace " + cpus, errno);
 		auto mb = attach_xdp_entry(dev, f, mode, dir, true, refused);
+		if (old.valid()) {
+			auto s = mb ? copy_map_entries(old.get(), cpus)
+				    : (bpf_obj_pin(old.get(), cpus.c_str()) ? errno_error("restore " + cpus, errno) : ok());
+			if (!s)
+				return s.error();
+		}
 		if (mb)
 			return mb;
 		return runtime_error(r.error().msg + "; then " + mb.error().msg, r.error().err);
@@ -373,7 +415,7 @@ std::optional<Feature> xdp_feature_of(const std::string &name)
 	const auto &n = prog_names();
 	if (name == n.xdp || name == n.xdp_mb)
 		return Feature::vlan;
-	if (name == n.geneve)
+	if (name == n.geneve || name == n.geneve_mb)
 		return Feature::geneve;
 	return std::nullopt;
 }
@@ -540,7 +582,7 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
 	return r;
 }
 
-Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature f, std::optional<Hook> h)
+Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h)
 {
 	auto st = status(dev);
 	if (!st)
@@ -548,7 +590,7 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature f, std::option
 	std::vector<AttachInfo> gone;
 	size_t left = 0;
 	for (const auto &a : st->ours) {
-		if ((h && a.hook != *h) || a.feature != f) {
+		if ((h && a.hook != *h) || (f && a.feature != *f)) {
 			left++;
 			continue;
 		}
@@ -579,7 +621,8 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, Feature f, std::option
 			break;
 		}
 	if (h && gone.empty())
-		return runtime_error(std::string(to_string(f)) + " is not attached to " + dev.name + " at " + to_string(*h), ENOENT);
+		return runtime_error(std::string(f ? to_string(*f) : "nothing of xoffload") + " is not attached to " +
+				     dev.name + " at " + to_string(*h), ENOENT);
 	if (!left)
 		if (auto s = remove_pin_dir(pin_dir(dev)); !s)
 			return s.error();

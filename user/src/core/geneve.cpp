@@ -34,6 +34,7 @@ Status create_pinned(const std::string &dir)
 	if (!skel)
 		return errno_error("open xdp_geneve object", errno);
 	bpf_program__set_autoload(skel->progs.xdp_geneve, false);
+	bpf_program__set_autoload(skel->progs.xdp_geneve_mb, false);
 	if (int err = xdp_geneve_bpf__load(skel.get()))
 		return errno_error("create the geneve maps in " + dir, err);
 	return ok();
