@@ -571,13 +571,21 @@ TEST_F(GeneveVeth, SendGeneveIsDecappedToTheInnerSocket)
 // (their UDP length checked against the whole frame, which is counted).
 TEST_F(GeneveVeth, JumboFramesAreDecappedByTheMultiBufferEntry)
 {
+	const std::string &ifb = tb_->if_b();
+	// xdp_geneve first, at MTU 1500, while vlan at TC keeps the pins: its
+	// CPUMAP is then tied to single-buffer programs, and the jumbo attach
+	// below must still load xdp_geneve_mb (attach renews the CPUMAP)
+	ASSERT_TRUE(tool_ok({"attach", ifb, "vlan", "--hook", "tc-ingress"}));
+	CmdResult first = tool({"attach", ifb, "geneve"});
+	ASSERT_EQ(first.exit_code, 0) << last_ << ": " << first.describe();
+	EXPECT_EQ(first.out.find("xdp_geneve_mb"), std::string::npos) << first.out;
+	ASSERT_TRUE(tool_ok({"detach", ifb, "geneve"}));
 	for (const auto &[ns, ifname] : {std::pair{tb_->ns_a(), tb_->if_a()}, std::pair{tb_->ns_b(), tb_->if_b()}}) {
 		CmdResult r = run_cmd({"ip", "-n", ns, "link", "set", "dev", ifname, "mtu", "9000"}, kCmdTimeout);
 		ASSERT_TRUE(r.ok()) << r.describe();
 	}
 	UniqueFd rx = listen_b();
 	ASSERT_TRUE(rx.valid());
-	const std::string &ifb = tb_->if_b();
 	CmdResult at = tool({"attach", ifb, "geneve"});
 	ASSERT_EQ(at.exit_code, 0) << last_ << ": " << at.describe();
 	EXPECT_NE(at.out.find("xdp_geneve_mb"), std::string::npos) << at.out;

@@ -7,6 +7,8 @@
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -267,23 +269,44 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 	return info;
 }
 
-// Copies every entry of the array-like map @from (a CPUMAP: keys
-// 0..max_entries-1) into the map pinned at @to.
-Status copy_map_entries(int from, const std::string &to)
+// The kernel ties a CPUMAP to the first program that uses it, frags or not,
+// for the map's life (bpf_prog_map_compatible). Before an xdp_geneve entry
+// loads (none uses the map then: attach refuses a second geneve), the
+// pinned CPUMAP is replaced by a new one with the same entries, so either
+// entry can load. Under the geneve pin-directory lock, so rule changes wait;
+// the new map is pinned under a temporary name and renamed over the old pin,
+// so the path never goes missing. Entries carry a queue size only (we attach
+// no program to them), which is all that is copied.
+Status renew_cpumap(const std::string &dir)
 {
-	UniqueFd dst(bpf_obj_get(to.c_str()));
-	if (!dst.valid())
-		return errno_error("open " + to, errno);
+	const std::string path = dir + "/" + prog_names().geneve_cpus, tmp = path + "_new";	// bpffs refuses names with a dot
+	UniqueFd lock(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (!lock.valid() || flock(lock.get(), LOCK_EX))
+		return errno_error("lock " + dir, errno);
+	UniqueFd old(bpf_obj_get(path.c_str()));
+	if (!old.valid())
+		return errno == ENOENT ? ok() : errno_error("open " + path, errno);
 	bpf_map_info info{};
 	uint32_t len = sizeof(info);
-	if (bpf_obj_get_info_by_fd(from, &info, &len))
-		return errno_error("read the map behind " + to, errno);
-	std::vector<uint8_t> v(info.value_size);
+	if (bpf_obj_get_info_by_fd(old.get(), &info, &len))
+		return errno_error("read " + path, errno);
+	UniqueFd fresh(bpf_map_create(BPF_MAP_TYPE_CPUMAP, info.name, info.key_size, info.value_size,
+				      info.max_entries, nullptr));
+	if (!fresh.valid())
+		return errno_error("create a CPUMAP for " + path, errno);
 	for (uint32_t k = 0; k < info.max_entries; k++) {
-		if (bpf_map_lookup_elem(from, &k, v.data()))
-			continue;	// empty slot
-		if (bpf_map_update_elem(dst.get(), &k, v.data(), BPF_ANY))
-			return errno_error("copy entry " + std::to_string(k) + " into " + to, errno);
+		bpf_cpumap_val v{};
+		if (bpf_map_lookup_elem(old.get(), &k, &v))
+			continue;	// no entry
+		v.bpf_prog.fd = 0;
+		if (bpf_map_update_elem(fresh.get(), &k, &v, BPF_ANY))
+			return errno_error("copy CPUMAP entry " + std::to_string(k), errno);
+	}
+	(void)::unlink(tmp.c_str());
+	if (bpf_obj_pin(fresh.get(), tmp.c_str()) || ::rename(tmp.c_str(), path.c_str())) {
+		int e = errno;
+		(void)::unlink(tmp.c_str());
+		return errno_error("replace " + path, e);
 	}
 	return ok();
 }
@@ -300,22 +323,16 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 	const bool can_frags = mode == XdpMode::native && kernel_has_xdp_frags();
 	const bool frags = can_frags && *mtu > kSingleBufferMtu;
 	bool refused = false;
+	if (f == Feature::geneve)
+		if (auto s = renew_cpumap(dir); !s)
+			return s.error();
 	auto r = attach_xdp_entry(dev, f, mode, dir, frags, refused);
 	if (!r && refused && can_frags && !frags) {
-		// the kernel ties a CPUMAP to the first program that used it,
-		// frags or not, for the map's life: xdp_geneve_mb gets a new
-		// one, with the entries of the one xdp_geneve loaded with
-		const std::string cpus = dir + "/" + prog_names().geneve_cpus;
-		UniqueFd old(f == Feature::geneve ? bpf_obj_get(cpus.c_str()) : -1);
-		if (old.valid() && ::unlink(cpus.c_str()))
-			return errno_error("replace " + cpus, errno);
-		auto mb = attach_xdp_entry(dev, f, mode, dir, true, refused);
-		if (old.valid()) {
-			auto s = mb ? copy_map_entries(old.get(), cpus)
-				    : (bpf_obj_pin(old.get(), cpus.c_str()) ? errno_error("restore " + cpus, errno) : ok());
-			if (!s)
+		// the refused xdp_geneve loaded, so it owns the CPUMAP now
+		if (f == Feature::geneve)
+			if (auto s = renew_cpumap(dir); !s)
 				return s.error();
-		}
+		auto mb = attach_xdp_entry(dev, f, mode, dir, true, refused);
 		if (mb)
 			return mb;
 		return runtime_error(r.error().msg + "; then " + mb.error().msg, r.error().err);
@@ -381,8 +398,15 @@ Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 	int err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST)
 		return errno_error("create clsact qdisc on " + dev.name, err);
-	int mark_err = !err && ::mkdir(clsact_mark(dir).c_str(), 0700) && errno != EEXIST ? errno : 0;
-	auto r = mark_err ? errno_error("mark " + clsact_mark(dir), mark_err) : attach_tc_prog(dev, h, dir);
+	if (!err && ::mkdir(clsact_mark(dir).c_str(), 0700) && errno != EEXIST) {
+		// untracked it could never be removed: take it away again now
+		int e = errno;
+		LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = dev.ifindex,
+			    .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
+		(void)bpf_tc_hook_destroy(&both);
+		return errno_error("mark " + clsact_mark(dir), e);
+	}
+	auto r = attach_tc_prog(dev, h, dir);
 	if (!r)
 		(void)release_clsact(dev, dir);
 	return r;
@@ -621,7 +645,8 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 			break;
 		}
 	if (h && gone.empty())
-		return runtime_error(std::string(f ? to_string(*f) : "nothing of xoffload") + " is not attached to " +
+		return runtime_error((f ? std::string(to_string(*f)) + " is not attached to "
+					: std::string("nothing of xoffload is attached to ")) +
 				     dev.name + " at " + to_string(*h), ENOENT);
 	if (!left)
 		if (auto s = remove_pin_dir(pin_dir(dev)); !s)
