@@ -38,9 +38,15 @@ TEST(CliBench, RunsTheVlanBenchOfTheSourceTree)
 	ASSERT_FALSE(tool().empty()) << "XO_TOOL must be set (run through ctest)";
 	if (geteuid() != 0)
 		GTEST_SKIP() << "needs root (BPF_PROG_RUN)";
-	CmdResult r = run_cmd({tool(), "--json", "bench", "vlan", "--quick"}, 180);
-	ASSERT_EQ(r.exit_code, 0) << r.describe();
-	EXPECT_NE(r.out.find("\"bench\":\"vlan\""), std::string::npos) << r.out;
-	EXPECT_NE(r.out.find("\"quick\":true"), std::string::npos) << "the bench's own option went through: " << r.out;
-	EXPECT_NE(r.out.find("\"name\":\"pop\""), std::string::npos) << r.out;
+	// global options before bench, and between bench and its name
+	for (const std::vector<std::string> &argv :
+	     {std::vector<std::string>{tool(), "--json", "bench", "vlan", "--quick"},
+	      std::vector<std::string>{tool(), "bench", "--json", "vlan", "--quick"}}) {
+		CmdResult r = run_cmd(argv, 180);
+		ASSERT_EQ(r.exit_code, 0) << r.describe();
+		EXPECT_NE(r.out.find("\"bench\":\"vlan\""), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("\"quick\":true"), std::string::npos)
+			<< "the bench's own option went through: " << r.out;
+		EXPECT_NE(r.out.find("\"name\":\"pop\""), std::string::npos) << r.out;
+	}
 }

@@ -63,8 +63,20 @@ std::vector<std::string> split_bench_args(int argc, char **argv)
 		}
 		if (!a.empty() && a[0] == '-')
 			continue;	// a global flag
-		if (a == "bench" && i + 2 < argc)
-			return std::vector<std::string>(argv + i + 2, argv + argc);
+		if (a != "bench")
+			break;
+		// global flags may also stand between bench and its name
+		// (offload-tool bench -v vlan); the name is the first word
+		for (int j = i + 1; j < argc; j++) {
+			std::string b = argv[j];
+			if (b == "--netns" || (b.size() > 1 && b[0] == '-' && b[1] != '-' && b.back() == 'n')) {
+				j++;
+				continue;
+			}
+			if (!b.empty() && b[0] == '-')
+				continue;
+			return std::vector<std::string>(argv + j + 1, argv + argc);
+		}
 		break;
 	}
 	return {};
