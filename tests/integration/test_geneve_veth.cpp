@@ -645,6 +645,54 @@ std::optional<std::pair<uint16_t, unsigned>> flow_and_frame(const Bytes &f)
 // total counts agree with the pcaps and xdp_geneve's counters, the frame
 // accounting holds, and on exit the slots are empty again while xdp_geneve
 // stays attached.
+// MTU 9000: xdp_geneve_mb redirects 6000-byte Geneve frames, several
+// buffers each, to a recv --geneve socket, which binds for multi-buffer
+// frames (--multi-buffer auto) and writes them whole.
+TEST_F(GeneveVeth, RecvGeneveTakesJumboFramesWhole)
+{
+	for (const auto &[ns, ifname] : {std::pair{tb_->ns_a(), tb_->if_a()}, std::pair{tb_->ns_b(), tb_->if_b()}}) {
+		CmdResult r = run_cmd({"ip", "-n", ns, "link", "set", "dev", ifname, "mtu", "9000"}, kCmdTimeout);
+		ASSERT_TRUE(r.ok()) << r.describe();
+	}
+	const std::string &ifb = tb_->if_b();
+	CmdResult at = tool({"attach", ifb, "geneve"});
+	ASSERT_EQ(at.exit_code, 0) << last_ << ": " << at.describe();
+	EXPECT_NE(at.out.find("xdp_geneve_mb"), std::string::npos) << at.out;
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
+	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "400", "--action", "xsk"}));
+	TempDir tmp("xo-gnv-jumbo");
+	ASSERT_FALSE(tmp.path().empty());
+	const std::string pcap = tmp.path() + "/rx.pcap";
+	BackgroundCmd rx(tool_argv(tb_->ns_b(),
+				   {"recv", ifb, "--geneve", "--vni", "400", "--idle", "1", "--duration", "20",
+				    "--interval", "0", "--pcap", pcap},
+				   true));
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv --geneve never started";
+	constexpr unsigned n = 5;
+	std::vector<Bytes> sent;
+	for (unsigned i = 0; i < n; i++) {
+		Bytes inner = PacketBuilder()
+				      .eth(kMacB, kMacA)
+				      .ipv4(kTbIpA, kTbIpB, 64, static_cast<uint16_t>(i + 1))
+				      .udp(kPortA, kInnerPort)
+				      .payload(6000, static_cast<uint8_t>(i))
+				      .build();
+		sent.push_back(encap(400, kEthTeb, inner));
+		send(sent.back());
+	}
+	CmdResult r = rx.wait(30);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	const std::string sum = r.out.substr(r.out.rfind("{\"type\":\"summary\""));
+	EXPECT_NE(sum.find("\"packets\":" + std::to_string(n) + ","), std::string::npos) << sum;
+	EXPECT_NE(sum.find("\"multi_buffer\":true"), std::string::npos) << sum;
+	auto frames = pcap_read_all(pcap);
+	ASSERT_TRUE(frames.ok()) << frames.error().msg;
+	ASSERT_EQ(frames->size(), n);
+	for (unsigned i = 0; i < n; i++)
+		EXPECT_TRUE((*frames)[i] == sent[i]) << "frame " << i << ": " << (*frames)[i].size() << " of "
+						     << sent[i].size() << " bytes";
+}
+
 TEST_F(GeneveVeth, RecvGeneveSpreadsInnerFlowsOverSocketsExactlyOnce)
 {
 	constexpr unsigned nsock = 3, nflows = 30, per_flow = 3, nframes = nflows * per_flow;
