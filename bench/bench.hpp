@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,10 +54,27 @@ struct SkelDeleter {
 template <typename Skel, void (*Destroy)(Skel *)>
 using UniqueSkel = std::unique_ptr<Skel, SkelDeleter<Skel, Destroy>>;
 
-// Clears the pin path of every map of @obj, so loading it never reads or
-// writes /sys/fs/bpf (the maps are LIBBPF_PIN_BY_NAME for the real tool).
-// Returns 0 or a negative errno.
-int unpin_all_maps(bpf_object *obj) noexcept;
+// The set-up every BPF bench starts with: frames and runs from the options
+// or the bench's own defaults (quick or full), libbpf's verbosity set, the
+// thread pinned. cpu < 0 (a negative errno) when pinning failed.
+struct BenchStart {
+	uint64_t frames;
+	unsigned runs;
+	int cpu;
+};
+struct BenchSizes {
+	uint64_t quick_frames;
+	unsigned quick_runs;
+	uint64_t full_frames;
+	unsigned full_runs;
+};
+BenchStart bench_start(const Options &opt, const BenchSizes &sizes) noexcept;
+
+// Readies a bench object for loading: clears the pin path of every map, so
+// loading never reads or writes /sys/fs/bpf (the maps are LIBBPF_PIN_BY_NAME
+// for the real tool), and keeps the @skip programs (the real entries the
+// wrappers include) from loading. Returns 0 or a negative errno.
+int prepare_bench_object(bpf_object *obj, std::initializer_list<bpf_program *> skip) noexcept;
 
 // Subcommands. Each returns an exit code.
 int run_vlan(const Options &opt);

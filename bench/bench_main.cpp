@@ -75,7 +75,14 @@ int fail(const std::string &what, int err)
 	return exit_failure;
 }
 
-int unpin_all_maps(bpf_object *obj) noexcept
+BenchStart bench_start(const Options &opt, const BenchSizes &z) noexcept
+{
+	set_libbpf_verbosity(opt.verbose);
+	return {opt.frames ? opt.frames : opt.quick ? z.quick_frames : z.full_frames,
+		opt.runs ? opt.runs : opt.quick ? z.quick_runs : z.full_runs, pin_to_cpu(opt.cpu)};
+}
+
+int prepare_bench_object(bpf_object *obj, std::initializer_list<bpf_program *> skip) noexcept
 {
 	bpf_map *map;
 
@@ -84,6 +91,9 @@ int unpin_all_maps(bpf_object *obj) noexcept
 		if (err)
 			return err;
 	}
+	for (bpf_program *p : skip)
+		if (int err = bpf_program__set_autoload(p, false))
+			return err;
 	return 0;
 }
 

@@ -530,22 +530,17 @@ const char *legend_text =
 
 int run_vlan(const Options &opt)
 {
-	const uint64_t frames = opt.frames ? opt.frames : opt.quick ? quick_frames : full_frames;
-	const unsigned runs = opt.runs ? opt.runs : opt.quick ? quick_runs : full_runs;
-
-	set_libbpf_verbosity(opt.verbose);
-	int cpu = pin_to_cpu(opt.cpu);
+	const BenchStart start = bench_start(opt, {quick_frames, quick_runs, full_frames, full_runs});
+	const uint64_t frames = start.frames;
+	const unsigned runs = start.runs;
+	const int cpu = start.cpu;
 	if (cpu < 0)
 		return fail("vlan: pinning to a CPU", cpu);
 
 	VlanSkel skel(xo_bench_vlan_bpf__open());
 	if (!skel)
 		return fail("vlan: opening the bench BPF object", errno);
-	int err = unpin_all_maps(skel->obj);
-	if (!err)
-		err = bpf_program__set_autoload(skel->progs.xdp_vlan, false);
-	if (!err)
-		err = bpf_program__set_autoload(skel->progs.xdp_vlan_mb, false);
+	int err = prepare_bench_object(skel->obj, {skel->progs.xdp_vlan, skel->progs.xdp_vlan_mb});
 	if (err)
 		return fail("vlan: preparing the bench BPF object", err);
 	err = xo_bench_vlan_bpf__load(skel.get());
