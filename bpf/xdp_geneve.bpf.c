@@ -105,13 +105,17 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 		xo_gnv_count(st, XO_GNV_CNT_NOT_GENEVE, bytes);
 		return XDP_PASS;
 	}
-	/* the UDP header's offset as a number: clang would otherwise add the
-	 * (unbounded) frame length to a packet pointer, which the verifier
-	 * refuses
-	 */
-	udp_off = (void *)o.udp - data;
-	barrier_var(udp_off);
-	r = xo_gnv_parse_geneve(&c, &o, ca, bytes - udp_off);
+	if (frags) {
+		/* the UDP header's offset as a number: clang would otherwise
+		 * add the (unbounded) frame length to a packet pointer, which
+		 * the verifier refuses
+		 */
+		udp_off = (void *)o.udp - data;
+		barrier_var(udp_off);
+		r = xo_gnv_parse_geneve(&c, &o, ca, 1, bytes - udp_off);
+	} else {
+		r = xo_gnv_parse_geneve(&c, &o, ca, 0, 0);
+	}
 	if (r == XO_GNV_CRIT_SLOW) {
 		void *opts = (void *)(o.gh + 1);
 

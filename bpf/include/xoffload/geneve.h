@@ -277,14 +277,15 @@ static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
 }
 
 /* The Geneve header and its options, within the UDP length, which must
- * fit the @udp_room bytes from the UDP header to the end of the frame (in
- * a multi-buffer frame, beyond the first buffer; the headers and options
- * are in it). Returns XO_GNV_OK (o->gh, o->inner set), XO_GNV_MALFORMED or
- * XO_GNV_CRIT_UNKNOWN.
+ * fit the frame: the first buffer, or with @frags the @udp_room bytes from
+ * the UDP header to the end of the whole frame (the headers and options
+ * are in the first buffer). Returns XO_GNV_OK (o->gh, o->inner set),
+ * XO_GNV_MALFORMED or XO_GNV_CRIT_UNKNOWN.
  */
 static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 					       struct xo_gnv_outer *o,
-					       struct xo_gnv_cache *ca, __u64 udp_room)
+					       struct xo_gnv_cache *ca, int frags,
+					       __u64 udp_room)
 {
 	struct xo_gnv_hdr *gh = c->pos;
 	void *udp_end, *opts;
@@ -293,7 +294,7 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 
 	udp_end = (void *)o->udp + udp_len;
 	if ((void *)(gh + 1) > c->end || (void *)(gh + 1) > udp_end ||
-	    udp_len > udp_room)
+	    (frags ? udp_len > udp_room : udp_end > c->end))
 		return XO_GNV_MALFORMED;
 	if (gh->ver_optlen >> 6)
 		return XO_GNV_MALFORMED;	/* only version 0 exists */
