@@ -126,24 +126,17 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 					 struct xo_vlan_stats *st, __u64 bytes, __u32 depth,
 					 __u32 rewrite)
 {
-	switch (pol->op[depth]) {
-	case XO_VLAN_OP_POP1:
-		if (!xo_vlan_op_fits(XO_VLAN_OP_POP1, depth))
-			break;
+	__u32 op = pol->op[depth];
+
+	if (op == XO_VLAN_OP_POP1 && xo_vlan_op_fits(XO_VLAN_OP_POP1, depth))
 		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 1);
-	case XO_VLAN_OP_POP2:
-		if (!xo_vlan_op_fits(XO_VLAN_OP_POP2, depth))
-			break;
-		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 2);
-	case XO_VLAN_OP_PUSH1:
-		if (!xo_vlan_op_fits(XO_VLAN_OP_PUSH1, depth))
-			break;
+	if (op == XO_VLAN_OP_PUSH1 && xo_vlan_op_fits(XO_VLAN_OP_PUSH1, depth))
 		return xo_xdp_push_counted(ctx, pol, st, bytes, rewrite, 1);
-	case XO_VLAN_OP_PUSH2:
-		if (!xo_vlan_op_fits(XO_VLAN_OP_PUSH2, depth))
-			break;
+	if (op == XO_VLAN_OP_POP2 && xo_vlan_op_fits(XO_VLAN_OP_POP2, depth))
+		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 2);
+	if (op == XO_VLAN_OP_PUSH2 && xo_vlan_op_fits(XO_VLAN_OP_PUSH2, depth))
 		return xo_xdp_push_counted(ctx, pol, st, bytes, rewrite, 2);
-	case XO_VLAN_OP_TOO_DEEP:
+	if (op == XO_VLAN_OP_TOO_DEEP) {
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
 		return XDP_DROP;
 	}
