@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "geneve_frames.hpp"
+#include "prog_run.hpp"
 #include "xdp_geneve.skel.h"
 #include "xoffload/abi_check.hpp"
 
@@ -170,31 +171,7 @@ public:
 		return sum(pc);
 	}
 
-	struct Run {
-		int err = 0;
-		uint32_t retval = 0;
-		Bytes out;
-	};
-	Run run(const Bytes &in) const
-	{
-		Run r;
-		Bytes out(in.size() + 512);
-		bpf_test_run_opts o{};
-		o.sz = sizeof(o);
-		o.data_in = in.data();
-		o.data_size_in = static_cast<uint32_t>(in.size());
-		o.data_out = out.data();
-		o.data_size_out = static_cast<uint32_t>(out.size());
-		o.repeat = 1;
-		if (bpf_prog_test_run_opts(bpf_program__fd(entry()), &o)) {
-			r.err = -errno;
-			return r;
-		}
-		r.retval = o.retval;
-		out.resize(o.data_size_out);
-		r.out = std::move(out);
-		return r;
-	}
+	ProgRun run(const Bytes &in) const { return prog_run(bpf_program__fd(entry()), in, 512); }
 
 private:
 	GeneveEnv() = default;

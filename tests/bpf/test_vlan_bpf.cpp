@@ -736,25 +736,15 @@ TEST_F(VlanBpf, InstalledObjectsLoadAndMatchTheTestedCode)
 
 	// fresh maps hold the default policy: everything passes as is
 	const Bytes in = frame({kS30, kC100});
-	Bytes out(in.size() + 64);
-	bpf_test_run_opts o{};
-	o.sz = sizeof(o);
-	o.data_in = in.data();
-	o.data_size_in = static_cast<uint32_t>(in.size());
-	o.data_out = out.data();
-	o.data_size_out = static_cast<uint32_t>(out.size());
-	o.repeat = 1;
-	ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(x->progs.xdp_vlan), &o), 0);
-	EXPECT_EQ(o.retval, static_cast<uint32_t>(XDP_PASS));
-	out.resize(o.data_size_out);
-	EXPECT_EQ(hexdump(out), hexdump(in));
+	ProgRun r = prog_run(bpf_program__fd(x->progs.xdp_vlan), in, 64);
+	ASSERT_EQ(r.err, 0);
+	EXPECT_EQ(r.retval, static_cast<uint32_t>(XDP_PASS));
+	EXPECT_EQ(hexdump(r.out), hexdump(in));
 
-	out.assign(in.size() + 64, 0);
-	o.data_size_out = static_cast<uint32_t>(out.size());
-	ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(t->progs.tc_vlan_egress), &o), 0);
-	EXPECT_EQ(o.retval, static_cast<uint32_t>(TC_ACT_OK));
-	out.resize(o.data_size_out);
-	EXPECT_EQ(hexdump(out), hexdump(in));
+	r = prog_run(bpf_program__fd(t->progs.tc_vlan_egress), in, 64);
+	ASSERT_EQ(r.err, 0);
+	EXPECT_EQ(r.retval, static_cast<uint32_t>(TC_ACT_OK));
+	EXPECT_EQ(hexdump(r.out), hexdump(in));
 }
 
 } // namespace

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "packet_builder.hpp"
+#include "prog_run.hpp"
 #include "tc_vlan_test.skel.h"
 #include "xdp_vlan_test.skel.h"
 #include "xoffload/abi_check.hpp"
@@ -286,31 +287,18 @@ public:
 		RunResult r;
 		Bytes data(meta_len, meta_fill);
 		data.insert(data.end(), in.begin(), in.end());
-		Bytes out(data.size() + 1024);
 		xdp_md ctx{};
-		bpf_test_run_opts o{};
-
-		o.sz = sizeof(o);
-		o.data_in = data.data();
-		o.data_size_in = static_cast<uint32_t>(data.size());
-		o.data_out = out.data();
-		o.data_size_out = static_cast<uint32_t>(out.size());
-		o.repeat = 1;
-		if (meta_len) {
-			ctx.data = meta_len;
-			ctx.data_end = static_cast<uint32_t>(data.size());
-			o.ctx_in = &ctx;
-			o.ctx_size_in = sizeof(ctx);
-		}
-		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &o)) {
-			r.err = -errno;
+		ctx.data = meta_len;
+		ctx.data_end = static_cast<uint32_t>(data.size());
+		ProgRun p = meta_len ? prog_run(bpf_program__fd(prog), data, 1024, &ctx, sizeof(ctx))
+				     : prog_run(bpf_program__fd(prog), data);
+		r.err = p.err;
+		if (p.err)
 			return r;
-		}
-		r.retval = o.retval;
-		out.resize(o.data_size_out);
-		size_t m = std::min<size_t>(meta_len, out.size());
-		r.meta.assign(out.begin(), out.begin() + m);
-		r.out.assign(out.begin() + m, out.end());
+		r.retval = p.retval;
+		size_t m = std::min<size_t>(meta_len, p.out.size());
+		r.meta.assign(p.out.begin(), p.out.begin() + m);
+		r.out.assign(p.out.begin() + m, p.out.end());
 		return r;
 	}
 
@@ -322,27 +310,13 @@ public:
 		RunResult r;
 		bpf_program *prog = hook == Hook::tc_egress ? tc_->progs.tc_vlan_cb_eg
 							    : tc_->progs.tc_vlan_cb_in;
-		Bytes out(in.size() + 1024);
 		__sk_buff ctx_in{}, ctx_out{};
-		bpf_test_run_opts o{};
-
-		o.sz = sizeof(o);
-		o.data_in = in.data();
-		o.data_size_in = static_cast<uint32_t>(in.size());
-		o.data_out = out.data();
-		o.data_size_out = static_cast<uint32_t>(out.size());
-		o.ctx_in = &ctx_in;
-		o.ctx_size_in = sizeof(ctx_in);
-		o.ctx_out = &ctx_out;
-		o.ctx_size_out = sizeof(ctx_out);
-		o.repeat = 1;
-		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &o)) {
-			r.err = -errno;
+		ProgRun p = prog_run(bpf_program__fd(prog), in, 1024, &ctx_in, sizeof(ctx_in), &ctx_out, sizeof(ctx_out));
+		r.err = p.err;
+		if (p.err)
 			return r;
-		}
-		r.retval = o.retval;
-		out.resize(o.data_size_out);
-		r.out = std::move(out);
+		r.retval = p.retval;
+		r.out = std::move(p.out);
 		r.cb_valid = ctx_out.cb[3] == tc_->rodata->cb_magic;
 		r.vlan_present = ctx_out.cb[0] != 0;
 		r.vlan_proto = ntohs(static_cast<uint16_t>(ctx_out.cb[1]));
