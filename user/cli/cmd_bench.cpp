@@ -54,6 +54,9 @@ int run(const Globals &g, const BenchOpts &o, std::vector<std::string> args)
 
 std::vector<std::string> split_bench_args(int argc, char **argv)
 {
+	// global flags may stand before bench and between bench and its name
+	// (offload-tool bench -v vlan); the name is the first word after bench
+	bool after_bench = false;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		// -n NS, --netns NS, and -n last in a group of short flags (-vn NS)
@@ -63,21 +66,11 @@ std::vector<std::string> split_bench_args(int argc, char **argv)
 		}
 		if (!a.empty() && a[0] == '-')
 			continue;	// a global flag
+		if (after_bench)
+			return std::vector<std::string>(argv + i + 1, argv + argc);
 		if (a != "bench")
 			break;
-		// global flags may also stand between bench and its name
-		// (offload-tool bench -v vlan); the name is the first word
-		for (int j = i + 1; j < argc; j++) {
-			std::string b = argv[j];
-			if (b == "--netns" || (b.size() > 1 && b[0] == '-' && b[1] != '-' && b.back() == 'n')) {
-				j++;
-				continue;
-			}
-			if (!b.empty() && b[0] == '-')
-				continue;
-			return std::vector<std::string>(argv + j + 1, argv + argc);
-		}
-		break;
+		after_bench = true;
 	}
 	return {};
 }
