@@ -148,10 +148,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			return;
 		}
 		if (r->empty()) {
-			rc = report(runtime_error((feat ? std::string(to_string(*feat)) + " is not attached to "
-							: std::string("nothing of xoffload is attached to ")) +
-							  dev->name,
-						  ENOENT));
+			rc = report(not_attached(*dev, feat, std::nullopt));
 			return;
 		}
 		if (g.json) {

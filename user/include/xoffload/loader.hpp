@@ -63,6 +63,9 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode);
 // Detaches our programs of @f (every feature when none is given) at @h (every
 // hook when none is given); removes the pins once nothing of ours is left.
 Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h);
+// The error for a detach that found nothing of @f (any feature when none)
+// at @h (any hook when none) on @dev.
+Error not_attached(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h);
 Result<IfStatus> status(const Netdev &dev);
 
 // Names libxdp/libbpf print go to stderr only when verbose.

@@ -367,6 +367,15 @@ std::string clsact_mark(const std::string &dir)
 	return dir + "/clsact-created";
 }
 
+// Removes the clsact qdisc of @dev, both directions. Returns 0 or a negative
+// errno.
+int destroy_clsact(const Netdev &dev)
+{
+	LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = dev.ifindex,
+		    .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
+	return bpf_tc_hook_destroy(&both);
+}
+
 // Removes the clsact qdisc if we created it and it holds no filter now,
 // ours or anybody's; a qdisc that was there before us stays.
 Status release_clsact(const Netdev &dev, const std::string &dir)
@@ -378,9 +387,7 @@ Status release_clsact(const Netdev &dev, const std::string &dir)
 		return n.error();
 	if (*n)
 		return ok();
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex,
-		    .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
-	int err = bpf_tc_hook_destroy(&hook);
+	int err = destroy_clsact(dev);
 	if (err && err != -ENOENT)
 		return errno_error("remove the clsact qdisc of " + dev.name, err);
 	if (::rmdir(clsact_mark(dir).c_str()) && errno != ENOENT)
@@ -388,30 +395,7 @@ Status release_clsact(const Netdev &dev, const std::string &dir)
 	return ok();
 }
 
-Result<AttachInfo> attach_tc_prog(const Netdev &dev, Hook h, const std::string &dir);
-
-// Attaches tc_vlan at @h, creating the clsact qdisc if there is none (and
-// removing it again if the attach fails).
-Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
-{
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
-	int err = bpf_tc_hook_create(&hook);
-	if (err && err != -EEXIST)
-		return errno_error("create clsact qdisc on " + dev.name, err);
-	if (!err && ::mkdir(clsact_mark(dir).c_str(), 0700) && errno != EEXIST) {
-		// untracked it could never be removed: take it away again now
-		int e = errno;
-		LIBBPF_OPTS(bpf_tc_hook, both, .ifindex = dev.ifindex,
-			    .attach_point = static_cast<bpf_tc_attach_point>(BPF_TC_INGRESS | BPF_TC_EGRESS));
-		(void)bpf_tc_hook_destroy(&both);
-		return errno_error("mark " + clsact_mark(dir), e);
-	}
-	auto r = attach_tc_prog(dev, h, dir);
-	if (!r)
-		(void)release_clsact(dev, dir);
-	return r;
-}
-
+// Loads tc_vlan and attaches its @h entry to the clsact qdisc there.
 Result<AttachInfo> attach_tc_prog(const Netdev &dev, Hook h, const std::string &dir)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
@@ -431,6 +415,26 @@ Result<AttachInfo> attach_tc_prog(const Netdev &dev, Hook h, const std::string &
 	if ((err = bpf_tc_attach(&hook, &to)))
 		return errno_error(std::string("attach ") + bpf_program__name(want) + " to " + dev.name, err);
 	return AttachInfo{h, XdpMode::native, to.prog_id, bpf_program__name(want)};
+}
+
+// Attaches tc_vlan at @h, creating the clsact qdisc if there is none (and
+// removing it again if the attach fails).
+Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
+	int err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST)
+		return errno_error("create clsact qdisc on " + dev.name, err);
+	if (!err && ::mkdir(clsact_mark(dir).c_str(), 0700) && errno != EEXIST) {
+		// untracked it could never be removed: take it away again now
+		int e = errno;
+		(void)destroy_clsact(dev);
+		return errno_error("mark " + clsact_mark(dir), e);
+	}
+	auto r = attach_tc_prog(dev, h, dir);
+	if (!r)
+		(void)release_clsact(dev, dir);
+	return r;
 }
 
 // Which feature an XDP program of ours with this name serves, if it is ours.
@@ -606,6 +610,14 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
 	return r;
 }
 
+Error not_attached(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h)
+{
+	std::string where = dev.name + (h ? std::string(" at ") + to_string(*h) : std::string());
+	return runtime_error(f ? std::string(to_string(*f)) + " is not attached to " + where
+			       : "nothing of xoffload is attached to " + where,
+			     ENOENT);
+}
+
 Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h)
 {
 	auto st = status(dev);
@@ -645,9 +657,7 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 			break;
 		}
 	if (h && gone.empty())
-		return runtime_error((f ? std::string(to_string(*f)) + " is not attached to "
-					: std::string("nothing of xoffload is attached to ")) +
-				     dev.name + " at " + to_string(*h), ENOENT);
+		return not_attached(dev, f, h);
 	if (!left)
 		if (auto s = remove_pin_dir(pin_dir(dev)); !s)
 			return s.error();
