@@ -220,6 +220,29 @@ protected:
 		return std::stoull(json.substr(f + field.size() + 3));
 	}
 
+	// MTU 9000 on both veth ends: frames above a page reach XDP in several
+	// buffers.
+	void set_jumbo_mtu()
+	{
+		for (const auto &[ns, ifname] : {std::pair{tb_->ns_a(), tb_->if_a()}, std::pair{tb_->ns_b(), tb_->if_b()}}) {
+			CmdResult r = run_cmd({"ip", "-n", ns, "link", "set", "dev", ifname, "mtu", "9000"}, kCmdTimeout);
+			ASSERT_TRUE(r.ok()) << r.describe();
+		}
+	}
+
+	// Inner Ethernet/IPv4/UDP frame i, A -> B:kInnerPort, with kJumboData
+	// payload bytes i, i+1, ...
+	static Bytes jumbo_inner(unsigned i)
+	{
+		return PacketBuilder()
+			.eth(kMacB, kMacA)
+			.ipv4(kTbIpA, kTbIpB, 64, static_cast<uint16_t>(i + 1))
+			.udp(kPortA, kInnerPort)
+			.payload(kJumboData, static_cast<uint8_t>(i))
+			.build();
+	}
+	static constexpr size_t kJumboData = 6000;
+
 	std::string pin_dir_b() const { return "/sys/fs/bpf/xoffload/" + tb_->if_b() + "@" + tb_->ns_b(); }
 
 	std::string tool_, last_;
@@ -580,10 +603,7 @@ TEST_F(GeneveVeth, JumboFramesAreDecappedByTheMultiBufferEntry)
 	ASSERT_EQ(first.exit_code, 0) << last_ << ": " << first.describe();
 	EXPECT_EQ(first.out.find("xdp_geneve_mb"), std::string::npos) << first.out;
 	ASSERT_TRUE(tool_ok({"detach", ifb, "geneve"}));
-	for (const auto &[ns, ifname] : {std::pair{tb_->ns_a(), tb_->if_a()}, std::pair{tb_->ns_b(), tb_->if_b()}}) {
-		CmdResult r = run_cmd({"ip", "-n", ns, "link", "set", "dev", ifname, "mtu", "9000"}, kCmdTimeout);
-		ASSERT_TRUE(r.ok()) << r.describe();
-	}
+	ASSERT_NO_FATAL_FAILURE(set_jumbo_mtu());
 	UniqueFd rx = listen_b();
 	ASSERT_TRUE(rx.valid());
 	CmdResult at = tool({"attach", ifb, "geneve"});
@@ -593,16 +613,10 @@ TEST_F(GeneveVeth, JumboFramesAreDecappedByTheMultiBufferEntry)
 	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
 
 	constexpr unsigned n = 3;
-	constexpr size_t data = 6000;
+	constexpr size_t data = kJumboData;
 	size_t frame_bytes = 0;
 	for (unsigned i = 0; i < n; i++) {
-		Bytes inner = PacketBuilder()
-				      .eth(kMacB, kMacA)
-				      .ipv4(kTbIpA, kTbIpB, 64, static_cast<uint16_t>(i + 1))
-				      .udp(kPortA, kInnerPort)
-				      .payload(data, static_cast<uint8_t>(i))
-				      .build();
-		Bytes f = encap(100, kEthTeb, inner);
+		Bytes f = encap(100, kEthTeb, jumbo_inner(i));
 		frame_bytes += f.size();
 		send(f);
 	}
@@ -650,10 +664,7 @@ std::optional<std::pair<uint16_t, unsigned>> flow_and_frame(const Bytes &f)
 // frames (--multi-buffer auto) and writes them whole.
 TEST_F(GeneveVeth, RecvGeneveTakesJumboFramesWhole)
 {
-	for (const auto &[ns, ifname] : {std::pair{tb_->ns_a(), tb_->if_a()}, std::pair{tb_->ns_b(), tb_->if_b()}}) {
-		CmdResult r = run_cmd({"ip", "-n", ns, "link", "set", "dev", ifname, "mtu", "9000"}, kCmdTimeout);
-		ASSERT_TRUE(r.ok()) << r.describe();
-	}
+	ASSERT_NO_FATAL_FAILURE(set_jumbo_mtu());
 	const std::string &ifb = tb_->if_b();
 	CmdResult at = tool({"attach", ifb, "geneve"});
 	ASSERT_EQ(at.exit_code, 0) << last_ << ": " << at.describe();
@@ -671,13 +682,7 @@ TEST_F(GeneveVeth, RecvGeneveTakesJumboFramesWhole)
 	constexpr unsigned n = 5;
 	std::vector<Bytes> sent;
 	for (unsigned i = 0; i < n; i++) {
-		Bytes inner = PacketBuilder()
-				      .eth(kMacB, kMacA)
-				      .ipv4(kTbIpA, kTbIpB, 64, static_cast<uint16_t>(i + 1))
-				      .udp(kPortA, kInnerPort)
-				      .payload(6000, static_cast<uint8_t>(i))
-				      .build();
-		sent.push_back(encap(400, kEthTeb, inner));
+		sent.push_back(encap(400, kEthTeb, jumbo_inner(i)));
 		send(sent.back());
 	}
 	CmdResult r = rx.wait(30);
