@@ -8,12 +8,6 @@
 #include <xdp/xdp_helpers.h>
 #include "xoffload/geneve.h"
 
-#define XO_MAC_LEN 12
-
-struct xo_macs {
-	__u32 w[3];
-};
-
 /* Strips everything before o->inner; for an IP payload a 14-byte Ethernet
  * header with the outer MACs goes in front. Returns 0 or -1.
  */
@@ -33,7 +27,7 @@ static __always_inline int xo_gnv_decap(struct xdp_md *ctx, const struct xo_gnv_
 	}
 	if (data + XO_MAC_LEN > data_end || o->inner + 1 > data_end)
 		return -1;
-	macs = *(struct xo_macs *)data;
+	macs = xo_macs_load(data);
 	if (bpf_xdp_adjust_head(ctx, strip - (int)sizeof(struct ethhdr)))
 		return -1;
 	/* every packet pointer is stale after adjust_head: reload, recheck */
@@ -42,7 +36,7 @@ static __always_inline int xo_gnv_decap(struct xdp_md *ctx, const struct xo_gnv_
 	eth = data;
 	if ((void *)(eth + 1) > data_end)
 		return -1;
-	*(struct xo_macs *)eth = macs;
+	xo_macs_store(eth, macs);
 	eth->h_proto = proto;
 	return 0;
 }

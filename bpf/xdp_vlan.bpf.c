@@ -7,16 +7,6 @@
 #include <xdp/xdp_helpers.h>
 #include "xoffload/vlan.h"
 
-#define XO_MAC_LEN 12
-
-/* Moved as three 32-bit words, not byte by byte: packet data is at least
- * 2-byte aligned and the verifier allows unaligned packet access on every
- * architecture with efficient unaligned loads (x86-64, arm64).
- */
-struct xo_macs {
-	__u32 w[3];
-};
-
 /* @n is 1 or 2 at every call site (see xo_vlan_do_op); clang may merge the
  * two into one path with a register offset, which the bounds checks below
  * keep verifiable.
@@ -29,7 +19,7 @@ struct xo_macs {
  * how clang joins the paths.
  * Returns 0 or a negative errno.
  */
-static __always_inline int xo_xdp_pop(struct xdp_md *ctx, void *data,
+static __always_inline long xo_xdp_pop(struct xdp_md *ctx, void *data,
 				      void *data_end, int n)
 {
 	int len = n * (int)sizeof(struct xo_vlan_tag);
@@ -37,15 +27,15 @@ static __always_inline int xo_xdp_pop(struct xdp_md *ctx, void *data,
 
 	if (xo_unlikely(data + XO_MAC_LEN + len > data_end))
 		return -1;
-	macs = *(struct xo_macs *)data;
-	*(struct xo_macs *)(data + len) = macs;
+	macs = xo_macs_load(data);
+	xo_macs_store(data + len, macs);
 	return bpf_xdp_adjust_head(ctx, len);
 }
 
 /* Inserts @n tags from @pol->push after the MAC addresses. Returns 0, or a
  * negative errno when the headroom cannot take them (frame unchanged).
  */
-static __always_inline int xo_xdp_push(struct xdp_md *ctx,
+static __always_inline long xo_xdp_push(struct xdp_md *ctx,
 				       const struct xo_vlan_policy *pol, int n)
 {
 	int len = n * (int)sizeof(struct xo_vlan_tag);
@@ -59,8 +49,8 @@ static __always_inline int xo_xdp_push(struct xdp_md *ctx,
 	data_end = (void *)(long)ctx->data_end;
 	if (data + XO_MAC_LEN + len > data_end)
 		goto undo;
-	macs = *(struct xo_macs *)(data + len);
-	*(struct xo_macs *)data = macs;
+	macs = xo_macs_load(data + len);
+	xo_macs_store(data, macs);
 	/* each tag as one 32-bit word: memcpy, not a cast, and from the policy
 	 * itself, whose 4-byte alignment (and so push[]'s) clang then knows
 	 */
@@ -217,24 +207,22 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 	struct xo_vlan_stats *st = xo_vlan_stats_of(XO_HOOK_XDP);
 	struct xo_vlan_policy *pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
 	struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
-	__be16 outer_tci = 0;
-	__u32 depth = 0;
 
 	_Static_assert(XO_VLAN_MAX_DEPTH == 2, "xo_vlan_xdp reads two tags");
 	if (xo_unlikely(!pol || data + XO_TAGS_SEEN > data_end))
 		return xo_vlan_xdp_walk(ctx, pol, st, bytes);
-	if (xo_is_vlan_proto(xo_eth_proto(data))) {
-		depth = 1;
-		outer_tci = vh[0].tci;
-		if (xo_is_vlan_proto(vh[0].encap_proto)) {
-			depth = 2;
-			if (xo_unlikely(xo_is_vlan_proto(vh[1].encap_proto))) {
-				xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
-				return XDP_DROP;
-			}
-		}
+	/* one inlined copy of the policy per tag count, the count a constant
+	 * in each: the op's fit folds away and no depth is carried around
+	 */
+	if (!xo_is_vlan_proto(xo_eth_proto(data)))
+		return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, 0, 0);
+	if (!xo_is_vlan_proto(vh[0].encap_proto))
+		return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, 1, vh[0].tci);
+	if (xo_unlikely(xo_is_vlan_proto(vh[1].encap_proto))) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
+		return XDP_DROP;
 	}
-	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, depth, outer_tci);
+	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, 2, vh[0].tci);
 }
 
 SEC("xdp")

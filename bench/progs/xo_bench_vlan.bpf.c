@@ -88,7 +88,7 @@ static __always_inline int xo_bench_floor(struct xdp_md *ctx)
 	if (data + sizeof(struct ethhdr) + sizeof(struct xo_vlan_tag) > data_end ||
 	    xo_eth_proto(data) != bpf_htons(XO_ETH_P_8021Q))
 		return xo_bench_floor_fail();
-	*(struct xo_macs *)(data + sizeof(struct xo_vlan_tag)) = *(struct xo_macs *)data;
+	xo_macs_store(data + sizeof(struct xo_vlan_tag), xo_macs_load(data));
 	if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct xo_vlan_tag)))
 		return xo_bench_floor_fail();
 	return XDP_DROP;

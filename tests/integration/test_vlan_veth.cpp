@@ -326,8 +326,9 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 		// a CPU rule made before attach: its CPUMAP entry must survive
 		// the retry, which needs a new CPUMAP (the refused xdp_geneve
 		// tied the first one to single-buffer programs)
-		if (geneve)
+		if (geneve) {
 			ASSERT_TRUE(tool_ok(b_.ns, {"geneve", "rule", "add", b_.ifname, "--vni", "5", "--action", "cpu"}));
+		}
 		CmdResult at = tool(b_.ns, {"attach", b_.ifname, feature, "--mode", "native"});
 		ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 		EXPECT_NE(at.out.find(entry), std::string::npos) << at.out;
