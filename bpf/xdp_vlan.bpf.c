@@ -120,6 +120,7 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 
 	if (op == XO_VLAN_OP_POP1 && xo_vlan_op_fits(XO_VLAN_OP_POP1, depth))
 		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 1);
+	barrier_var(op);
 	if (op == XO_VLAN_OP_PUSH1 && xo_vlan_op_fits(XO_VLAN_OP_PUSH1, depth))
 		return xo_xdp_push_counted(ctx, pol, st, bytes, rewrite, 1);
 	if (op == XO_VLAN_OP_POP2 && xo_vlan_op_fits(XO_VLAN_OP_POP2, depth))
