@@ -116,7 +116,7 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 					 struct xo_vlan_stats *st, __u64 bytes, __u32 depth,
 					 __u32 rewrite)
 {
-	__u32 op = pol->op[depth];
+	__u64 op = pol->op[depth];	/* 64-bit: the barrier then needs no re-zero-extension */
 
 	if (op == XO_VLAN_OP_POP1 && xo_vlan_op_fits(XO_VLAN_OP_POP1, depth))
 		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 1);
