@@ -75,7 +75,7 @@ static __always_inline int xo_vlan_tc(struct __sk_buff *skb, __u32 dir, __u32 ho
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return TC_ACT_SHOT;
 	}
-	xo_vlan_decide(pol, dir, t.depth, t.too_deep, t.tag[0].tci, &plan);
+	xo_vlan_decide(pol, dir, t.depth, t.more, t.tag[0].tci, &plan);
 	if (plan.drop_reason) {
 		xo_vlan_count(st, plan.drop_reason, bytes);
 		return TC_ACT_SHOT;

@@ -106,8 +106,8 @@ static __always_inline int xo_xdp_push_counted(struct xdp_md *ctx,
 	return XDP_PASS;
 }
 
-/* Carries out the policy's op for a frame with @depth tags (not too deep,
- * let through by the allow-list) and counts the outcome, each at a constant
+/* Carries out the policy's op for a frame with @depth tags (a count as
+ * xo_vlan_op_fits takes it; let through by the allow-list) and counts the outcome, each at a constant
  * index. @rewrite: its outer VID was translated (moot when a pop removes
  * the tag: POPPED is counted).
  */
@@ -116,7 +116,8 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 					 struct xo_vlan_stats *st, __u64 bytes, __u32 depth,
 					 __u32 rewrite)
 {
-	__u64 op = pol->op[depth];	/* 64-bit: the barrier then needs no re-zero-extension */
+	/* 64-bit: the barrier then needs no re-zero-extension */
+	__u64 op = pol->op[depth == XO_VLAN_TAGGED ? 1 : depth];
 
 	if (op == XO_VLAN_OP_POP1 && xo_vlan_op_fits(XO_VLAN_OP_POP1, depth))
 		return xo_xdp_pop_counted(ctx, data, data_end, st, bytes, 1);
@@ -136,9 +137,9 @@ static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *d
 }
 
 /* The allow-list and rewrite of a policy that has them, then its op: the
- * steps of xo_vlan_decide after the too-deep check, taken in place. One
- * difference that changes no byte or counter: a rewrite before a pop is
- * written (the decision cancels it), then leaves with the popped tag.
+ * steps of xo_vlan_decide, taken in place. One difference that changes no
+ * byte or counter: a rewrite before a pop is written (the decision cancels
+ * it), then leaves with the popped tag.
  */
 static __always_inline int xo_vlan_apply(struct xdp_md *ctx, void *data, void *data_end,
 					 const struct xo_vlan_policy *pol,
@@ -183,11 +184,8 @@ static __noinline int xo_vlan_xdp_walk(struct xdp_md *ctx, const struct xo_vlan_
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return XDP_DROP;
 	}
-	if (t.too_deep || t.depth > XO_VLAN_MAX_DEPTH) {
-		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
-		return XDP_DROP;
-	}
-	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, t.depth, t.tag[0].tci);
+	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes,
+			     xo_vlan_op_index(t.depth, t.more), t.tag[0].tci);
 }
 
 /* A frame of at least XO_TAGS_SEEN bytes (every real one: the Ethernet
@@ -197,7 +195,11 @@ static __noinline int xo_vlan_xdp_walk(struct xdp_md *ctx, const struct xo_vlan_
  * The tags are always in the first buffer, which holds at least the
  * headers a driver splits off.
  */
-#define XO_TAGS_SEEN (sizeof(struct ethhdr) + XO_VLAN_MAX_DEPTH * sizeof(struct xo_vlan_tag))
+/* Room for three whole tags: two told apart, and a third that must be whole
+ * when there (xo_parse_vlans), so no frame this long can be cut short
+ * inside the tags the policy acts on.
+ */
+#define XO_TAGS_SEEN (sizeof(struct ethhdr) + XO_VLAN_MORE * sizeof(struct xo_vlan_tag))
 
 static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 {
@@ -209,21 +211,24 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 	struct xo_vlan_policy *pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
 	struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
 
-	_Static_assert(XO_VLAN_MAX_DEPTH == 2, "xo_vlan_xdp reads two tags");
+	_Static_assert(XO_VLAN_MAX_DEPTH == 2, "xo_vlan_xdp tells two tags apart");
 	if (xo_unlikely(!pol || data + XO_TAGS_SEEN > data_end))
 		return xo_vlan_xdp_walk(ctx, pol, st, bytes);
 	/* one inlined copy of the policy per tag count, the count a constant
-	 * in each: the op's fit folds away and no depth is carried around
+	 * in each: the op's fit folds away and no depth is carried around.
+	 * When the outer tag alone decides (outer_only: the same op, one
+	 * needing no count, for every tagged frame), the inner tags are not
+	 * read: op[1] stands for them all.
 	 */
 	if (!xo_is_vlan_proto(xo_eth_proto(data)))
 		return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, 0, 0);
+	if (pol->outer_only)
+		return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, XO_VLAN_TAGGED, vh[0].tci);
 	if (!xo_is_vlan_proto(vh[0].encap_proto))
 		return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, 1, vh[0].tci);
-	if (xo_unlikely(xo_is_vlan_proto(vh[1].encap_proto))) {
-		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
-		return XDP_DROP;
-	}
-	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, 2, vh[0].tci);
+	if (!xo_is_vlan_proto(vh[1].encap_proto))
+		return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, 2, vh[0].tci);
+	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, XO_VLAN_MORE, vh[0].tci);
 }
 
 SEC("xdp")

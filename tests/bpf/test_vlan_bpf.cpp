@@ -117,7 +117,7 @@ std::vector<Case> cases()
 	const Policy none = Policy::none();
 
 	return {
-		// ---- default policy: tags untouched, depth limit enforced ----
+		// ---- default policy: every frame untouched, however many tags ----
 		unchanged("untagged_default", "untagged frame passes as is", none, frame({})),
 		unchanged("dot1q_default", "802.1Q frame passes as is", none, frame({kC100})),
 		unchanged("dot1ad_default", "single 802.1ad frame passes as is", none, frame({kS30})),
@@ -125,10 +125,9 @@ std::vector<Case> cases()
 			  frame({kS30, kC100})),
 		unchanged("ipv6_tcp_dot1q_default", "802.1Q IPv6/TCP passes as is", none,
 			  frame6({kC100})),
-		drop("three_tags_too_deep", "3 tags: dropped-too-deep", none,
-		     frame({kS30, kC100, kC300}), XO_VLAN_CNT_DROP_TOO_DEEP),
-		drop("three_dot1q_tags_too_deep", "3 802.1Q tags: dropped-too-deep", none,
-		     frame({kC300, kC100, kC200}), XO_VLAN_CNT_DROP_TOO_DEEP),
+		unchanged("three_tags_default", "3 tags pass as is", none, frame({kS30, kC100, kC300})),
+		unchanged("three_dot1q_tags_default", "3 802.1Q tags pass as is", none,
+			  frame({kC300, kC100, kC200})),
 
 		// ---- pop ----
 		unchanged("pop1_untagged", "pop on an untagged frame is a no-op", Policy::pop(1),
@@ -151,8 +150,10 @@ std::vector<Case> cases()
 		     frame6({}), v(kPopped)),
 		pass("pop1_non_ip", "pop 1 of a tagged ARP frame", Policy::pop(1),
 		     frame_arp({kC100}), frame_arp({}), v(kPopped)),
-		drop("pop2_three_tags_too_deep", "pop cannot rescue a 3-tag frame", Policy::pop(2),
-		     frame({kS30, kC100, kC300}), XO_VLAN_CNT_DROP_TOO_DEEP),
+		pass("pop1_three_tags", "pop 1 of 3 tags takes the outer one, the rest stays",
+		     Policy::pop(1), frame({kS30, kC100, kC300}), frame({kC100, kC300}), v(kPopped)),
+		pass("pop2_three_tags", "pop 2 of 3 tags leaves the innermost",
+		     Policy::pop(2), frame({kS30, kC100, kC300}), frame({kC300}), v(kPopped)),
 		unchanged("pop_depth0_noop", "pop with depth 0 changes nothing",
 			  raw_policy(XO_VLAN_ACT_POP, 0, 0), frame({kC100})),
 
@@ -185,6 +186,9 @@ std::vector<Case> cases()
 		pass("rewrite_qinq_outer", "only the outer VID is translated",
 		     Policy::none().rewrite(30, 31), frame({kS30, kC100}), frame({kS31, kC100}),
 		     v(kRewritten)),
+		pass("rewrite_three_tags_outer", "3 tags: the outer VID is translated, the rest kept",
+		     Policy::none().rewrite(30, 31), frame({kS30, kC100, kC300}),
+		     frame({kS31, kC100, kC300}), v(kRewritten)),
 		unchanged("rewrite_ignores_inner_vid", "a rule for the inner VID does nothing",
 			  Policy::none().rewrite(100, 200), frame({kS30, kC100})),
 		unchanged("rewrite_no_rule", "a VID without a rule passes as is",
@@ -350,17 +354,18 @@ std::vector<Truncation> truncations()
 }
 
 // What the policy must do with the first @len bytes of t.full: a tag is
-// only parsed when all 4 bytes of it (TCI + next type) are there.
+// only parsed when all 4 bytes of it (TCI + next type) are there, a third
+// tag included (a pop may leave it outermost); more are not looked at. Pops
+// take the outer tags whatever lies beneath; a push onto two or more tags
+// is too deep.
 Case truncated_case(const Truncation &t, size_t len)
 {
 	Bytes in = truncated(t.full, len);
 	std::string name = t.name + "_len" + std::to_string(len);
-	size_t need = kEthHdrLen + kVlanHdrLen * std::min(t.depth, 2u);
+	size_t need = kEthHdrLen + kVlanHdrLen * std::min(t.depth, 3u);
 
 	if (len < need)
 		return drop(name, name, t.policy, in, XO_VLAN_CNT_DROP_MALFORMED);
-	if (t.depth > 2)
-		return drop(name, name, t.policy, in, XO_VLAN_CNT_DROP_TOO_DEEP);
 	switch (t.op) {
 	case Truncation::none:
 		break;
@@ -372,7 +377,7 @@ Case truncated_case(const Truncation &t, size_t len)
 			    remove_vlans(in, std::min<size_t>(t.depth, t.op == Truncation::pop1 ? 1 : 2)),
 			    v(kPopped));
 	case Truncation::push1:
-		if (t.depth == 2)
+		if (t.depth >= 2)
 			return drop(name, name, t.policy, in, XO_VLAN_CNT_DROP_TOO_DEEP);
 		return pass(name, name, t.policy, in,
 			    insert_vlan(in, kC300.tpid, vlan_tci(kC300.vid, kC300.pcp, kC300.dei)),

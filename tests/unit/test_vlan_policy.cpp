@@ -86,8 +86,12 @@ TEST(Policy, PopAndClear)
 	EXPECT_EQ(c.flags, 0u);
 }
 
-// op[] is what the programs act on: pop min(depth, tags) tags; push only if
-// the frame then carries at most two tags; otherwise keep.
+// op[] is what the programs act on, by tag count (the last slot standing
+// for 3 or more): pop min(depth, tags) outer tags; push only if the frame
+// then carries at most two tags, else too deep; otherwise keep. outer_only
+// marks the policies that do the same to every tagged frame, whatever its
+// tag count: no policy, pop 1 (or 0), push 0, and a push of two (too deep
+// for any tagged frame).
 TEST(Policy, CompiledOpsFollowTheActionForEveryTagCount)
 {
 	for (uint32_t action : {XO_VLAN_ACT_NONE, XO_VLAN_ACT_POP, XO_VLAN_ACT_PUSH})
@@ -98,8 +102,11 @@ TEST(Policy, CompiledOpsFollowTheActionForEveryTagCount)
 				p.pop_depth = pop_depth;
 				p.push_count = push_count;
 				std::memset(p.op, 0xee, sizeof(p.op));
+				p.outer_only = 0xee;
 				xo_vlan_policy_compile(&p);
-				for (uint32_t tags = 0; tags <= XO_VLAN_MAX_DEPTH; tags++) {
+				SCOPED_TRACE(testing::Message() << "action " << action << " pop " << int(pop_depth)
+								<< " push " << int(push_count));
+				for (uint32_t tags = 0; tags <= XO_VLAN_MORE; tags++) {
 					uint8_t want = XO_VLAN_OP_KEEP;
 					if (action == XO_VLAN_ACT_POP) {
 						uint32_t n = std::min<uint32_t>(pop_depth, tags);
@@ -109,11 +116,12 @@ TEST(Policy, CompiledOpsFollowTheActionForEveryTagCount)
 						       : push_count == 1   ? XO_VLAN_OP_PUSH1
 									   : XO_VLAN_OP_PUSH2;
 					}
-					EXPECT_EQ(p.op[tags], want)
-						<< "action " << action << " pop " << int(pop_depth) << " push "
-						<< int(push_count) << " tags " << tags;
+					EXPECT_EQ(p.op[tags], want) << "tags " << tags;
 				}
-				EXPECT_EQ(p.op[XO_VLAN_MAX_DEPTH + 1], 0);
+				bool same_for_tagged = action == XO_VLAN_ACT_NONE ||
+						       (action == XO_VLAN_ACT_POP && pop_depth <= 1) ||
+						       (action == XO_VLAN_ACT_PUSH && push_count != 1);
+				EXPECT_EQ(p.outer_only, same_for_tagged ? 1 : 0);
 			}
 }
 

@@ -8,11 +8,12 @@
 
 #include <linux/types.h>
 
-#define XO_ABI_VERSION 2
+#define XO_ABI_VERSION 3
 
 /* ---- VLAN --------------------------------------------------------------- */
 
-#define XO_VLAN_MAX_DEPTH 2	/* tags parsed and produced, like DESIGN.md */
+#define XO_VLAN_MAX_DEPTH 2	/* tags produced (and told apart), like DESIGN.md */
+#define XO_VLAN_MORE (XO_VLAN_MAX_DEPTH + 1)	/* op[] index of frames with more tags */
 #define XO_VID_MIN 1
 #define XO_VID_MAX 4094
 #define XO_VID_SLOTS 4096	/* one vid table slot per 12-bit VID */
@@ -53,7 +54,9 @@ struct xo_vlan_tag {
 };
 
 /* What a policy does to the tags of a frame the allow-list let through,
- * by how many tags the frame has: xo_vlan_policy.op[depth].
+ * by how many tags the frame has: xo_vlan_policy.op[depth], depth 0, 1, 2
+ * or XO_VLAN_MORE (3 or more). Pops take the outermost tags, whatever lies
+ * beneath; only a push can make a frame too deep.
  */
 enum xo_vlan_op {
 	XO_VLAN_OP_KEEP = 0,	/* tags untouched (the zero policy) */
@@ -74,13 +77,15 @@ struct xo_vlan_policy {
 	__u32 flags;		/* enum xo_vlan_flags */
 	__u8 pop_depth;		/* 1 or 2 */
 	__u8 push_count;	/* 1 or 2 */
-	__u8 pad[2];
+	__u8 outer_only;	/* derived: the outer tag alone decides (see below) */
+	__u8 pad;
 	struct xo_vlan_tag push[XO_VLAN_MAX_DEPTH]; /* push[0] is outermost */
-	__u8 op[XO_VLAN_MAX_DEPTH + 2]; /* enum xo_vlan_op by tag count; the last is 0 */
+	__u8 op[XO_VLAN_MORE + 1]; /* enum xo_vlan_op by tag count (derived) */
 };
 
 /* The one definition of pop and push: what @action with @pop_depth or
- * @push_count does to a frame with @depth tags (0..XO_VLAN_MAX_DEPTH).
+ * @push_count does to a frame with @depth tags (0..XO_VLAN_MORE, the last
+ * standing for 3 or more).
  */
 static inline __u8 xo_vlan_depth_op(__u32 action, __u32 pop_depth, __u32 push_count,
 				    __u32 depth)
@@ -98,14 +103,21 @@ static inline __u8 xo_vlan_depth_op(__u32 action, __u32 pop_depth, __u32 push_co
 	return XO_VLAN_OP_KEEP;
 }
 
-/* Fills @p->op from its action: whoever writes a policy calls this last. */
+/* Fills @p->op and @p->outer_only from its action: whoever writes a policy
+ * calls this last. outer_only: every tagged frame gets the same op, and one
+ * that needs no tag count (keep, pop the outer tag, too deep), so xdp_vlan
+ * need not read past the outer tag (a pop-1 or the default policy).
+ */
 static inline void xo_vlan_policy_compile(struct xo_vlan_policy *p)
 {
 	__u32 d;
+	__u8 op1;
 
 	for (d = 0; d < sizeof(p->op); d++)
-		p->op[d] = d <= XO_VLAN_MAX_DEPTH ?
-			   xo_vlan_depth_op(p->action, p->pop_depth, p->push_count, d) : 0;
+		p->op[d] = xo_vlan_depth_op(p->action, p->pop_depth, p->push_count, d);
+	op1 = p->op[1];
+	p->outer_only = op1 == p->op[2] && op1 == p->op[XO_VLAN_MORE] &&
+			(op1 == XO_VLAN_OP_KEEP || op1 == XO_VLAN_OP_POP1 || op1 == XO_VLAN_OP_TOO_DEEP);
 }
 
 enum xo_vid_entry_flags {

@@ -179,7 +179,7 @@ static __always_inline int xo_gnv_parse_outer(struct xo_cursor *c,
 
 	eth = xo_parse_eth(c);
 	if (!eth || xo_parse_vlans(c, xo_eth_proto(eth), &t, XO_VLAN_MAX_DEPTH) ||
-	    t.too_deep)
+	    t.more)
 		return XO_GNV_NOT_OURS;
 	if (t.inner_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *iph = c->pos;

@@ -83,11 +83,13 @@ struct xo_tags {
 	struct xo_vlan_tag tag[XO_VLAN_MAX_DEPTH];
 	__be16 inner_proto;	/* ethertype after the last parsed tag */
 	__u8 depth;		/* tags parsed (0..XO_VLAN_MAX_DEPTH) */
-	__u8 too_deep;		/* another tag follows the last parsed one */
+	__u8 more;		/* another tag (whole) follows the last parsed one */
 };
 
-/* Parses up to XO_VLAN_MAX_DEPTH tags starting with ethertype @proto at the
- * cursor. Returns 0, or -1 when a tag is truncated.
+/* Parses up to @max (at most XO_VLAN_MAX_DEPTH) tags starting with
+ * ethertype @proto at the cursor, and sees whether another follows (whose
+ * 4 bytes must be there too: a pop leaves it outermost). Returns 0, or -1
+ * when a tag is truncated.
  */
 static __always_inline int xo_parse_vlans(struct xo_cursor *c, __be16 proto,
 					  struct xo_tags *t, int max)
@@ -109,7 +111,9 @@ static __always_inline int xo_parse_vlans(struct xo_cursor *c, __be16 proto,
 		c->pos = vh + 1;
 	}
 	t->inner_proto = proto;
-	t->too_deep = xo_is_vlan_proto(proto);
+	t->more = xo_is_vlan_proto(proto);
+	if (t->more && c->pos + sizeof(struct xo_vlan_hdr) > c->end)
+		return -1;
 	return 0;
 }
 

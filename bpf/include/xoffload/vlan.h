@@ -89,14 +89,23 @@ static __always_inline __u32 xo_vlan_vid_rules(const struct xo_vlan_policy *pol,
 	return 0;
 }
 
-/* Whether @op fits a frame with @depth tags (0..XO_VLAN_MAX_DEPTH). op[]
- * comes from userspace: one that does not fit (a pop of more tags than the
- * frame has, a push past XO_VLAN_MAX_DEPTH tags), which
+/* A tag count for xo_vlan_op_fits: one or more tags, how many not read
+ * (xdp_vlan with an outer_only policy, acting on op[1]). Only the ops that
+ * need no count fit it.
+ */
+#define XO_VLAN_TAGGED (XO_VLAN_MORE + 1)
+
+/* Whether @op fits a frame with @depth tags (0..XO_VLAN_MORE, or
+ * XO_VLAN_TAGGED). op[] comes from userspace: one that does not fit (a pop
+ * of more tags than the frame has, a push past XO_VLAN_MAX_DEPTH tags, a
+ * count-dependent op under an outer_only set by hand), which
  * xo_vlan_policy_compile never writes, keeps the frame untouched instead of
  * cutting into it. Called with a constant @op, each case is one compare.
  */
 static __always_inline int xo_vlan_op_fits(__u32 op, __u32 depth)
 {
+	if (depth == XO_VLAN_TAGGED)
+		return op != XO_VLAN_OP_POP2 && op != XO_VLAN_OP_PUSH1 && op != XO_VLAN_OP_PUSH2;
 	switch (op) {
 	case XO_VLAN_OP_POP1:
 		return depth >= 1;
@@ -110,23 +119,28 @@ static __always_inline int xo_vlan_op_fits(__u32 op, __u32 depth)
 	return 1;
 }
 
+/* The op[] index of a frame whose parse found @depth tags
+ * (0..XO_VLAN_MAX_DEPTH) and @more if another tag follows them.
+ */
+static __always_inline __u32 xo_vlan_op_index(__u32 depth, int more)
+{
+	return more || depth > XO_VLAN_MAX_DEPTH ? XO_VLAN_MORE : depth;
+}
+
 /* Decides from what a parse found: @depth tags (0..XO_VLAN_MAX_DEPTH),
- * @too_deep if another tag follows them, @outer_tci the outermost tag's TCI
- * (read only when @depth > 0). Order: too deep, allow-list, rewrite, then
- * the policy's op for @depth (see xo_vlan_depth_op). xdp_vlan takes the same
- * steps on its own path, without the plan.
+ * @more if another tag follows them, @outer_tci the outermost tag's TCI
+ * (read only when @depth > 0). Order: allow-list, rewrite, then the
+ * policy's op for the tag count (see xo_vlan_depth_op). xdp_vlan takes the
+ * same steps on its own path, without the plan.
  */
 static __always_inline void xo_vlan_decide(const struct xo_vlan_policy *pol, __u32 dir,
-					   __u32 depth, int too_deep, __be16 outer_tci,
+					   __u32 depth, int more, __be16 outer_tci,
 					   struct xo_vlan_plan *plan)
 {
 	__u32 rewrite = 0;
 
 	__builtin_memset(plan, 0, sizeof(*plan));
-	if (too_deep || depth > XO_VLAN_MAX_DEPTH) {
-		plan->drop_reason = XO_VLAN_CNT_DROP_TOO_DEEP;
-		return;
-	}
+	depth = xo_vlan_op_index(depth, more);
 	if (depth && (pol->flags & (XO_VLAN_F_ALLOW | XO_VLAN_F_REWRITE))) {
 		plan->drop_reason = xo_vlan_vid_rules(pol, dir, outer_tci, &rewrite,
 						      &plan->new_tci);
