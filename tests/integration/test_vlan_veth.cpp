@@ -1,6 +1,7 @@
 // VLAN programs on a real veth pair in fresh namespaces: frames sent from A
 // must arrive on B byte for byte as the packet builder predicts, and only
 // because of the program (every test checks the result without it first).
+#include <bpf/bpf.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
@@ -10,6 +11,7 @@
 #include <functional>
 
 #include "packet_builder.hpp"
+#include "xoffload/abi.h"
 #include "testbed.hpp"
 
 namespace xoffload::test {
@@ -363,6 +365,34 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
 	EXPECT_EQ(counter(b_, "xdp", "popped", "bytes"), static_cast<long long>(n * (payload + frame_size({kAd100, kQ100}, 0))))
 		<< "popped bytes: the whole frames, not their first buffers";
+	detach_and_check(b_);
+}
+
+// A policy pinned by an older xoffload (ABI 2: no op[] for 3+ tags, no
+// outer_only) is derived anew before the next vlan program is attached.
+TEST_F(VlanVeth, AttachUpgradesAPolicyOfAnOlderAbi)
+{
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"}));
+	std::string cfg = pin_dir(b_) + "/xo_vlan_cfg";
+	int fd = bpf_obj_get(cfg.c_str());
+	ASSERT_GE(fd, 0) << cfg;
+	xo_vlan_policy old{};
+	old.abi_version = 2;
+	old.action = XO_VLAN_ACT_POP;
+	old.pop_depth = 1;
+	old.op[1] = old.op[2] = XO_VLAN_OP_POP1;	// as ABI 2 wrote a pop 1
+	__u32 key = XO_DIR_INGRESS;
+	ASSERT_EQ(bpf_map_update_elem(fd, &key, &old, BPF_ANY), 0);
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	xo_vlan_policy now{};
+	ASSERT_EQ(bpf_map_lookup_elem(fd, &key, &now), 0);
+	::close(fd);
+	EXPECT_EQ(now.abi_version, XO_ABI_VERSION);
+	EXPECT_EQ(now.action, XO_VLAN_ACT_POP);
+	EXPECT_EQ(now.pop_depth, 1);
+	EXPECT_EQ(now.op[XO_VLAN_MORE], XO_VLAN_OP_POP1) << "3+ tags: pop the outer one";
+	EXPECT_EQ(now.outer_only, 1);
 	detach_and_check(b_);
 }
 

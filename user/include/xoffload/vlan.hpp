@@ -87,6 +87,9 @@ public:
 	Status clear_allowed(Dir d);
 	Status set_rewrite(Dir d, uint16_t from, uint16_t to);	// to = 0 removes
 	Result<VlanCounters> counters() const;
+	// Derives again what a policy written by an older xoffload (an older
+	// XO_ABI_VERSION) carries beside the user's words (op[], outer_only).
+	Status upgrade();
 
 private:
 	Result<xo_vid_entry> vid_entry(Dir d, uint16_t vid) const;

@@ -25,6 +25,7 @@
 #include "../core/internal.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/geneve.hpp"
+#include "xoffload/vlan.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
@@ -604,6 +605,15 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
 	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
 	if (auto s = make_dirs(dir); !s)
 		return s.error();
+	// a policy pinned by an older xoffload: derive op[] and outer_only anew
+	// before a program of this one acts on it
+	if (f == Feature::vlan && path_exists(pin_marker(dev))) {
+		auto m = VlanMaps::open(dir, dev.name);
+		if (!m)
+			return m.error();
+		if (auto s = m->upgrade(); !s)
+			return s.error();
+	}
 	auto r = h == Hook::xdp ? attach_xdp(dev, f, mode, dir) : attach_tc(dev, h, dir);
 	if (!r && st->ours.empty() && !had_pins)
 		(void)remove_pin_dir(dir); // nothing of ours remains: leave no pins behind

@@ -207,6 +207,21 @@ Status VlanMaps::set_policy(Dir d, const xo_vlan_policy &p)
 	return ok();
 }
 
+Status VlanMaps::upgrade()
+{
+	for (Dir d : {Dir::ingress, Dir::egress}) {
+		auto p = policy(d);
+		if (!p)
+			return p.error();
+		if (p->abi_version == 0 || p->abi_version == XO_ABI_VERSION)
+			continue;	// never written (the zero default), or current
+		p->abi_version = XO_ABI_VERSION;
+		if (auto s = set_policy(d, *p); !s)
+			return s;
+	}
+	return ok();
+}
+
 Status VlanMaps::update_flags(Dir d, uint32_t set, uint32_t clear)
 {
 	auto p = policy(d);
