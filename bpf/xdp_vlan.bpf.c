@@ -107,9 +107,9 @@ static __always_inline int xo_xdp_push_counted(struct xdp_md *ctx,
 }
 
 /* Carries out the policy's op for a frame with @depth tags (a count as
- * xo_vlan_op_fits takes it; let through by the allow-list) and counts the outcome, each at a constant
- * index. @rewrite: its outer VID was translated (moot when a pop removes
- * the tag: POPPED is counted).
+ * xo_vlan_op_fits takes it) that the allow-list let through, and counts the
+ * outcome, each at a constant index. @rewrite: its outer VID was translated
+ * (moot when a pop removes the tag: POPPED is counted).
  */
 static __always_inline int xo_vlan_do_op(struct xdp_md *ctx, void *data, void *data_end,
 					 const struct xo_vlan_policy *pol,
@@ -188,6 +188,12 @@ static __noinline int xo_vlan_xdp_walk(struct xdp_md *ctx, const struct xo_vlan_
 			     xo_vlan_op_index(t.depth, t.more), t.tag[0].tci);
 }
 
+/* Room for three whole tags: two told apart, and a third that must be whole
+ * when there (xo_parse_vlans), so no frame this long can be cut short
+ * inside the tags the policy acts on.
+ */
+#define XO_TAGS_SEEN (sizeof(struct ethhdr) + XO_VLAN_MORE * sizeof(struct xo_vlan_tag))
+
 /* A frame of at least XO_TAGS_SEEN bytes (every real one: the Ethernet
  * minimum is 60) has its tags read at fixed offsets after one bounds check.
  * @frags: the frame may span several buffers (xdp_vlan_mb); its bytes are
@@ -195,12 +201,6 @@ static __noinline int xo_vlan_xdp_walk(struct xdp_md *ctx, const struct xo_vlan_
  * The tags are always in the first buffer, which holds at least the
  * headers a driver splits off.
  */
-/* Room for three whole tags: two told apart, and a third that must be whole
- * when there (xo_parse_vlans), so no frame this long can be cut short
- * inside the tags the policy acts on.
- */
-#define XO_TAGS_SEEN (sizeof(struct ethhdr) + XO_VLAN_MORE * sizeof(struct xo_vlan_tag))
-
 static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 {
 	void *data = (void *)(long)ctx->data;

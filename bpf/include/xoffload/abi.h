@@ -103,10 +103,18 @@ static inline __u8 xo_vlan_depth_op(__u32 action, __u32 pop_depth, __u32 push_co
 	return XO_VLAN_OP_KEEP;
 }
 
+/* Whether @op suits any tagged frame, whatever its tag count (keep, pop the
+ * outer tag, too deep), unlike a pop of two or a push.
+ */
+static inline int xo_vlan_op_count_free(__u32 op)
+{
+	return op != XO_VLAN_OP_POP2 && op != XO_VLAN_OP_PUSH1 && op != XO_VLAN_OP_PUSH2;
+}
+
 /* Fills @p->op and @p->outer_only from its action: whoever writes a policy
  * calls this last. outer_only: every tagged frame gets the same op, and one
- * that needs no tag count (keep, pop the outer tag, too deep), so xdp_vlan
- * need not read past the outer tag (a pop-1 or the default policy).
+ * that needs no tag count, so xdp_vlan need not read past the outer tag (a
+ * pop-1 or the default policy).
  */
 static inline void xo_vlan_policy_compile(struct xo_vlan_policy *p)
 {
@@ -117,7 +125,7 @@ static inline void xo_vlan_policy_compile(struct xo_vlan_policy *p)
 		p->op[d] = xo_vlan_depth_op(p->action, p->pop_depth, p->push_count, d);
 	op1 = p->op[1];
 	p->outer_only = op1 == p->op[2] && op1 == p->op[XO_VLAN_MORE] &&
-			(op1 == XO_VLAN_OP_KEEP || op1 == XO_VLAN_OP_POP1 || op1 == XO_VLAN_OP_TOO_DEEP);
+			xo_vlan_op_count_free(op1);
 }
 
 enum xo_vid_entry_flags {

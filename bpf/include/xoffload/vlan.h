@@ -105,7 +105,7 @@ static __always_inline __u32 xo_vlan_vid_rules(const struct xo_vlan_policy *pol,
 static __always_inline int xo_vlan_op_fits(__u32 op, __u32 depth)
 {
 	if (depth == XO_VLAN_TAGGED)
-		return op != XO_VLAN_OP_POP2 && op != XO_VLAN_OP_PUSH1 && op != XO_VLAN_OP_PUSH2;
+		return xo_vlan_op_count_free(op);
 	switch (op) {
 	case XO_VLAN_OP_POP1:
 		return depth >= 1;
