@@ -1,0 +1,225 @@
+# Shared by tools/vm-test (sourced, not run): Debian packages of other
+# suites through a private apt configuration, Debian's prebuilt kernels
+# unpacked with dpkg -x, and the guest userspace variants.
+#
+# Cache layout (XO_VM_CACHE, default /var/cache/xoffload/vm as root, else
+# ${XDG_CACHE_HOME:-~/.cache}/xoffload/vm; never inside the repo):
+#   apt/<suite>/            sources.list, lists, state and downloaded .debs of
+#                           one suite (bookworm, trixie, sid); the machine's own
+#                           apt configuration is never read or changed
+#   kernel/<kver>/          a linux-image package unpacked (boot/, lib/modules/)
+#                           with depmod run on it; .pkg names the package version
+#   userspace/<suite>/      libc6, libbpf1, libxdp1, xdp-tools, libelf and
+#                           compressors of a suite, unpacked into /usr paths:
+#                           a lower layer of the guest's root over the host's
+#   initrd/<kver>.cpio      the boot initramfs of one kernel
+#   runs/<stamp>-<label>/   console log and results of one boot
+
+VM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+if [[ -z ${XO_VM_CACHE:-} ]]; then
+	if [[ $(id -u) == 0 ]]; then
+		XO_VM_CACHE=/var/cache/xoffload/vm
+	else
+		XO_VM_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/xoffload/vm
+	fi
+fi
+VM_CACHE=$XO_VM_CACHE
+VM_MIRROR=${XO_VM_MIRROR:-http://deb.debian.org/debian}
+VM_SECURITY=${XO_VM_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+
+vm_log() { printf 'vm-test: %s\n' "$*" >&2; }
+vm_die() { vm_log "error: $*"; exit 1; }
+
+# vm_apt SUITE ARGS...: apt-get with this suite's private configuration.
+# vm_apt_cache SUITE ARGS...: apt-cache likewise.
+vm_apt_opts() {
+	local d="$VM_CACHE/apt/$1"
+	VM_APT_OPTS=(-o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
+		-o "Dir::State=$d" -o "Dir::State::Lists=$d/lists" -o "Dir::State::status=$d/status"
+		-o "Dir::Cache=$d/cache" -o "Dir::Cache::archives=$d/archives"
+		-o APT::Architecture=amd64 -o APT::Architectures=amd64
+		-o Acquire::Languages=none -o APT::Sandbox::User=root)
+}
+vm_apt() { local s=$1; shift; vm_apt_opts "$s"; apt-get -q "${VM_APT_OPTS[@]}" "$@"; }
+vm_apt_cache() { local s=$1; shift; vm_apt_opts "$s"; apt-cache "${VM_APT_OPTS[@]}" "$@"; }
+
+# vm_apt_init SUITE: the private configuration, its package lists refreshed
+# once a day (XO_VM_OFFLINE=1: use the lists as they are).
+vm_apt_init() {
+	local s=$1 d="$VM_CACHE/apt/$1"
+	mkdir -p "$d/lists/partial" "$d/archives/partial" "$d/cache"
+	[[ -f $d/status ]] || : >"$d/status"
+	{
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_MIRROR $s main"
+		if [[ $s != sid ]]; then	# a release's kernels come through -updates and -security
+			echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_MIRROR $s-updates main"
+			echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_SECURITY $s-security main"
+		fi
+	} >"$d/sources.list.new"
+	cmp -s "$d/sources.list.new" "$d/sources.list" || rm -f "$d/updated"
+	mv "$d/sources.list.new" "$d/sources.list"
+	if [[ ${XO_VM_OFFLINE:-0} == 1 && -f $d/updated ]]; then
+		return 0
+	fi
+	if [[ ! -f $d/updated || -n $(find "$d/updated" -mmin +1440) ]]; then
+		vm_log "apt update ($s, private lists under $d)"
+		vm_apt "$s" update -qq >/dev/null 2>"$d/update.log" ||
+			{ cat "$d/update.log" >&2; vm_die "apt update of $s failed"; }
+		touch "$d/updated"
+	fi
+}
+
+# vm_pkg_version SUITE PKG: the candidate version, empty if none.
+vm_pkg_version() {
+	vm_apt_cache "$1" policy "$2" 2>/dev/null | awk '/Candidate:/ { if ($2 != "(none)") print $2 }'
+}
+
+# vm_fetch SUITE PKG...: the .deb of each package (candidate version) into
+# the suite's archive directory, once; prints their paths.
+vm_fetch() {
+	local s=$1 p v f d="$VM_CACHE/apt/$1/archives"
+	shift
+	for p in "$@"; do
+		v=$(vm_pkg_version "$s" "$p")
+		[[ -n $v ]] || vm_die "no package $p in $s"
+		f=$(ls "$d/${p}_${v#*:}_"*.deb 2>/dev/null | head -1)
+		if [[ -z $f ]]; then
+			vm_log "downloading $p $v ($s)"
+			(cd "$d/partial" && vm_apt "$s" download -qq "$p=$v" >/dev/null 2>&1) ||
+				vm_die "apt-get download $p=$v ($s) failed"
+			mv "$d/partial/${p}_"*.deb "$d/"
+			f=$(ls "$d/${p}_${v#*:}_"*.deb | head -1)
+		fi
+		echo "$f"
+	done
+}
+
+# vm_kernel_pkg SUITE: the linux-image package linux-image-amd64 points at.
+vm_kernel_pkg() {
+	vm_apt_cache "$1" depends linux-image-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
+}
+
+# vm_kernel SUITE: unpack the suite's current amd64 kernel (once) and print
+# its release string (uname -r), e.g. 6.1.0-47-amd64.
+vm_kernel() {
+	local s=$1 pkg debs d kver dir stamp
+	pkg=$(vm_kernel_pkg "$s")
+	[[ -n $pkg ]] || vm_die "no linux-image-amd64 in $s"
+	kver=${pkg#linux-image-}
+	kver=${kver%-unsigned}
+	# Newer suites split the image: linux-image-KVER depends on
+	# linux-binary-KVER (vmlinuz), linux-modules-KVER and so on.
+	mapfile -t debs < <(vm_fetch "$s" "$pkg" $(vm_apt_cache "$s" depends "$pkg" 2>/dev/null |
+		awk -v k="-$kver" '$1 ~ /Depends:$/ && $2 ~ /^linux-/ &&
+			substr($2, length($2) - length(k) + 1) == k { print $2 }' | sort -u))
+	stamp=$(for d in "${debs[@]}"; do basename "$d"; done)
+	dir="$VM_CACHE/kernel/$kver"
+	if [[ ! -f $dir/.pkg || $(cat "$dir/.pkg") != "$stamp" ]]; then
+		vm_log "unpacking ${debs[*]##*/}"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		for d in "${debs[@]}"; do dpkg-deb -x "$d" "$dir"; done
+		# merged /usr or not, the modules end up under lib/modules
+		if [[ -d $dir/usr/lib/modules && ! -d $dir/lib/modules ]]; then
+			mkdir -p "$dir/lib"
+			mv "$dir/usr/lib/modules" "$dir/lib/modules"
+		fi
+		# ... and keep vmlinuz and config there too (7.x): one place for both
+		mkdir -p "$dir/boot"
+		for d in vmlinuz config System.map; do
+			[[ -e $dir/boot/$d-$kver || ! -f $dir/lib/modules/$kver/$d ]] ||
+				ln -s "../lib/modules/$kver/$d" "$dir/boot/$d-$kver"
+		done
+		[[ -f $dir/boot/vmlinuz-$kver ]] || vm_die "${debs[*]##*/}: no boot/vmlinuz-$kver"
+		depmod -b "$dir" "$kver" || vm_die "depmod of $kver failed"
+		echo "$stamp" >"$dir/.pkg"
+	fi
+	echo "$kver"
+}
+
+# vm_userspace SUITE: unpack the suite's BPF userspace (libbpf, libxdp,
+# xdp-tools and what they need of a newer libc) into /usr paths, once per
+# set of package versions; prints the directory.
+VM_USERSPACE_PKGS=(libc6 libbpf1 libxdp1 xdp-tools libelf1t64 libzstd1 zlib1g)
+vm_userspace() {
+	local s=$1 dir="$VM_CACHE/userspace/$1" debs stamp d
+	mapfile -t debs < <(vm_fetch "$s" "${VM_USERSPACE_PKGS[@]}")
+	stamp=$(for d in "${debs[@]}"; do basename "$d"; done)
+	if [[ ! -f $dir/.pkgs || $(cat "$dir/.pkgs") != "$stamp" ]]; then
+		vm_log "unpacking the $s userspace (${VM_USERSPACE_PKGS[*]})"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		for d in "${debs[@]}"; do dpkg-deb -x "$d" "$dir"; done
+		# The host has merged /usr (/lib -> usr/lib, /lib64 -> usr/lib64):
+		# the layer must use the same paths or it would hide the host's.
+		for d in lib lib64 bin sbin; do
+			if [[ -d $dir/$d && ! -L $dir/$d ]]; then
+				mkdir -p "$dir/usr/$d"
+				cp -a "$dir/$d/." "$dir/usr/$d/"
+				rm -rf "${dir:?}/$d"
+			fi
+		done
+		# Only libraries, the dispatcher objects and xdp-tools' programs:
+		# documentation, locales and the like stay the host's.
+		rm -rf "$dir/usr/share" "$dir/etc" "$dir/var"
+		echo "$stamp" >"$dir/.pkgs"
+	fi
+	echo "$dir"
+}
+
+# The modules the initramfs loads to reach the host: virtio PCI, 9p over
+# virtio, overlayfs (whichever of them the kernel has built in is skipped).
+VM_INITRD_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
+
+# vm_initrd KVER: build initrd/KVER.cpio (busybox, the modules above with
+# their dependencies, decompressed, in load order, and tools/vm/init);
+# rebuilt when init or the kernel changes. Prints the path.
+vm_initrd() {
+	local kver=$1 kdir="$VM_CACHE/kernel/$1" out="$VM_CACHE/initrd/$1.cpio"
+	local root m dep f list=() seen=" "
+	local mdir="$kdir/lib/modules/$kver"
+	if [[ -f $out && $out -nt $VM_REPO/tools/vm/init && $out -nt $kdir/.pkg && $out -nt $VM_REPO/tools/vm/lib.sh ]]; then
+		echo "$out"
+		return
+	fi
+	root=$(mktemp -d "$VM_CACHE/initrd/.root.XXXXXX")
+	mkdir -p "$root"/{bin,sbin,dev,proc,sys,modules}
+	mknod -m 600 "$root/dev/console" c 5 1
+	mknod -m 666 "$root/dev/null" c 1 3
+	cp /bin/busybox "$root/bin/busybox"
+	ln -s busybox "$root/bin/sh"
+	# The kernel's request_module runs /sbin/modprobe in the initramfs root,
+	# not in the chroot: hand it over, with the guest's kmod and modules.
+	printf '#!/bin/sh\nexec /bin/chroot /newroot /sbin/modprobe "$@"\n' >"$root/sbin/modprobe"
+	chmod +x "$root/sbin/modprobe"
+	cp "$VM_REPO/tools/vm/init" "$root/init"
+	# modules.dep lists a module's dependencies, deepest last
+	add_mod() {
+		local path deps d
+		path=$(modinfo -b "$kdir" -k "$kver" -F filename "$1" 2>/dev/null) || return 0
+		[[ $path == /* ]] || return 0	# (builtin)
+		path=${path#$mdir/}
+		[[ $seen == *" $path "* ]] && return 0
+		deps=$(awk -v m="$path:" '$1 == m { $1 = ""; print }' "$mdir/modules.dep")
+		for d in $deps; do add_mod "$(basename "${d%%.ko*}")"; done
+		seen+="$path "
+		list+=("$path")
+	}
+	for m in "${VM_INITRD_MODULES[@]}"; do add_mod "$m"; done
+	: >"$root/modules.list"
+	for m in "${list[@]}"; do
+		f=$(basename "${m%%.ko*}").ko
+		case $m in
+		*.xz) xz -dc "$mdir/$m" >"$root/modules/$f" ;;
+		*.zst) zstd -qdc "$mdir/$m" >"$root/modules/$f" ;;
+		*) cp "$mdir/$m" "$root/modules/$f" ;;
+		esac
+		echo "$f" >>"$root/modules.list"
+	done
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$root"
+	echo "$out"
+}
