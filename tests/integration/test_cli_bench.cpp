@@ -38,6 +38,8 @@ TEST(CliBench, RunsTheVlanBenchOfTheSourceTree)
 	ASSERT_FALSE(tool().empty()) << "XO_TOOL must be set (run through ctest)";
 	if (geteuid() != 0)
 		GTEST_SKIP() << "needs root (BPF_PROG_RUN)";
+	if (!env_or_empty("XO_IN_VM").empty())
+		GTEST_SKIP() << "a timing run under emulation (tools/vm-test, TCG) measures nothing and takes minutes";
 	// global options before bench, and between bench and its name
 	for (const std::vector<std::string> &argv :
 	     {std::vector<std::string>{tool(), "--json", "bench", "vlan", "--quick"},

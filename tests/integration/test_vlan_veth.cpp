@@ -535,6 +535,63 @@ TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 	expect_all_clean("after xdp-loader unload");
 }
 
+// libxdp's multiprog dispatcher, where it loads (Debian's kernels; not where
+// freplace is refused, and libxdp falls back to a single program): xdp_vlan
+// (priority 20), xdp_geneve (25) and a foreign program loaded by xdp-loader
+// (xdp_foreign, 30) run chained on one interface. xdp_foreign drops untagged
+// frames to kMacC: tagged ones to kMacC going missing shows all three ran,
+// in that order.
+TEST_F(VlanVeth, DispatcherChainsVlanGeneveAndAForeignProgram)
+{
+	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
+	if (probe.exit_code == 127)
+		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
+	const unsigned n = 3;
+	expect_frames(exchange(a_, b_, {kQ100}, n, n, kMacC), n,
+		      [](unsigned i) { return frame({kQ100}, i, kMacC); }, "negative: no program, tagged to C arrives");
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan"}));
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	if (st.out.find("\"multiprog\":true") == std::string::npos) {
+		CmdResult txt = tool(b_.ns, {"status", b_.ifname});
+		tool_ok(b_.ns, {"detach", b_.ifname});
+		expect_all_clean("after detach");
+		GTEST_SKIP() << "no libxdp multiprog dispatcher on this kernel and libxdp: " << txt.out;
+	}
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "geneve"}));
+	const std::string netns = "--net=/run/netns/" + b_.ns;
+	std::vector<std::string> load{"nsenter", netns, "xdp-loader", "load", "-m", "native", b_.ifname,
+				      bpf_dir_ + "/xdp_foreign.bpf.o"};
+	CmdResult r = run_cmd(load, kCmdTimeout);
+	ASSERT_EQ(r.exit_code, 0) << join_cmd(load) << ": " << r.describe();
+
+	st = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_NE(st.out.find("\"multiprog\":true"), std::string::npos) << st.out;
+	for (const char *p : {"xdp_vlan", "xdp_geneve", "xdp_foreign"})
+		EXPECT_NE(st.out.find(std::string("\"") + p + "\""), std::string::npos) << p << " in " << st.out;
+
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+		      "chain: popped, passed by xdp_geneve and xdp_foreign");
+	EXPECT_EQ(exchange(a_, b_, {kQ100}, n, n, kMacC).size(), 0u) << "chain: popped, then dropped by xdp_foreign";
+	EXPECT_EQ(counter(b_, "xdp", "popped"), 2 * n) << "popped counter";
+	CmdResult gs = tool(b_.ns, {"geneve", "stats", b_.ifname}, true);
+	EXPECT_NE(gs.out.find("\"not-geneve\":{\"packets\":" + std::to_string(2 * n)), std::string::npos)
+		<< "xdp_geneve saw every frame: " << gs.out;
+
+	// offload-tool removes its own two; the foreign program stays until
+	// its owner unloads it
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname}));
+	st = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_NE(st.out.find("\"xdp_foreign\""), std::string::npos) << "foreign program kept: " << st.out;
+	EXPECT_EQ(st.out.find("\"xdp_vlan\""), std::string::npos) << st.out;
+	EXPECT_EQ(exchange(a_, b_, {}, n, n, kMacC).size(), 0u) << "xdp_foreign still runs after our detach";
+	std::vector<std::string> unload{"nsenter", netns, "xdp-loader", "unload", b_.ifname, "--all"};
+	r = run_cmd(unload, kCmdTimeout);
+	EXPECT_EQ(r.exit_code, 0) << join_cmd(unload) << ": " << r.describe();
+	expect_all_clean("after xdp-loader unload");
+}
+
 // ---- TC ----------------------------------------------------------------------
 
 TEST_F(VlanVeth, TcIngressPop)

@@ -223,3 +223,37 @@ vm_initrd() {
 	rm -rf "$root"
 	echo "$out"
 }
+
+# vm_qemu SUITE: the suite's qemu-system-x86 with every library it needs,
+# unpacked (once per package set) to run through its own ld.so on this
+# machine (Debian 13's qemu 10 emulates igb; Debian 12's 7.2 does not).
+# Prints the directory; run it with vm_qemu_cmd.
+vm_qemu() {
+	local s=$1 dir="$VM_CACHE/qemu/$1" d debs stamp
+	vm_apt_opts "$s"
+	# the whole closure, as on an empty system (the private status is empty)
+	apt-get -q "${VM_APT_OPTS[@]}" -o Debug::NoLocking=1 --no-install-recommends \
+		--download-only -y install qemu-system-x86 >"$VM_CACHE/apt/$s/qemu-download.log" 2>&1 ||
+		{ tail -5 "$VM_CACHE/apt/$s/qemu-download.log" >&2; return 1; }
+	mapfile -t debs < <(apt-get "${VM_APT_OPTS[@]}" -o Debug::NoLocking=1 --no-install-recommends \
+		--print-uris -qq -y install qemu-system-x86 2>/dev/null | awk '{ print $2 }' | sort)
+	[[ ${#debs[@]} -eq 0 ]] && debs=($(cd "$VM_CACHE/apt/$s/archives" && ls *.deb))
+	stamp=$(printf '%s\n' "${debs[@]}")
+	if [[ ! -f $dir/.pkgs || $(cat "$dir/.pkgs") != "$stamp" ]]; then
+		vm_log "unpacking qemu-system-x86 of $s with ${#debs[@]} packages"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		for d in "${debs[@]}"; do dpkg-deb -x "$VM_CACHE/apt/$s/archives/$d" "$dir"; done
+		echo "$stamp" >"$dir/.pkgs"
+	fi
+	[[ -x $dir/usr/bin/qemu-system-x86_64 ]] || return 1
+	echo "$dir"
+}
+
+# vm_qemu_cmd DIR: the argv prefix that runs DIR's qemu through its own
+# dynamic loader and libraries, with its own firmware.
+vm_qemu_cmd() {
+	local d=$1 ld
+	ld=$(ls "$d"/usr/lib64/ld-linux-x86-64.so.2 "$d"/lib64/ld-linux-x86-64.so.2 2>/dev/null | head -1)
+	echo "env QEMU_MODULE_DIR=$d/usr/lib/x86_64-linux-gnu/qemu $ld --library-path $d/usr/lib/x86_64-linux-gnu:$d/lib/x86_64-linux-gnu $d/usr/bin/qemu-system-x86_64 -L $d/usr/share/qemu -L $d/usr/share/seabios"
+}
