@@ -9,7 +9,7 @@
 #                           apt configuration is never read or changed
 #   kernel/<kver>/          a linux-image package unpacked (boot/, lib/modules/)
 #                           with depmod run on it; .pkg names the package version
-#   userspace/<suite>/      libc6, libbpf1, libxdp1, xdp-tools, libelf and
+#   userspace/<suite>-<id>/ libc6, libbpf1, libxdp1, xdp-tools, libelf and
 #                           compressors of a suite, unpacked into /usr paths:
 #                           a lower layer of the guest's root over the host's
 #   initrd/<kver>.cpio      the boot initramfs of one kernel
@@ -28,6 +28,18 @@ VM_MIRROR=${XO_VM_MIRROR:-http://deb.debian.org/debian}
 VM_SECURITY=${XO_VM_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 
 vm_log() { printf 'vm-test: %s\n' "$*" >&2; }
+
+# vm_lock: hold the cache's lock until the calling shell exits (downloads,
+# unpacking and initramfs builds of concurrent runs take turns).
+vm_lock() {
+	mkdir -p "$VM_CACHE"
+	exec {VM_LOCK_FD}>"$VM_CACHE/.lock"
+	flock -n "$VM_LOCK_FD" || {
+		vm_log "waiting for another tools/vm-test to finish preparing $VM_CACHE"
+		flock "$VM_LOCK_FD"
+	}
+}
+vm_unlock() { [[ -z ${VM_LOCK_FD:-} ]] || { exec {VM_LOCK_FD}>&-; VM_LOCK_FD=; }; }
 vm_die() { vm_log "error: $*"; exit 1; }
 
 # vm_apt SUITE ARGS...: apt-get with this suite's private configuration.
@@ -83,13 +95,17 @@ vm_fetch() {
 	for p in "$@"; do
 		v=$(vm_pkg_version "$s" "$p")
 		[[ -n $v ]] || vm_die "no package $p in $s"
-		f=$(ls "$d/${p}_${v#*:}_"*.deb 2>/dev/null | head -1)
+		# apt names a file with an epoch N:V as N%3aV (download) or V (archives)
+		f=$(ls "$d/${p}_${v#*:}_"*.deb "$d/${p}_${v/:/%3a}_"*.deb 2>/dev/null | head -1)
 		if [[ -z $f ]]; then
 			vm_log "downloading $p $v ($s)"
+			rm -f "$d/partial/${p}_"*.deb
 			(cd "$d/partial" && vm_apt "$s" download -qq "$p=$v" >/dev/null 2>&1) ||
 				vm_die "apt-get download $p=$v ($s) failed"
-			mv "$d/partial/${p}_"*.deb "$d/"
-			f=$(ls "$d/${p}_${v#*:}_"*.deb | head -1)
+			f=$(ls "$d/partial/${p}_"*.deb | head -1)
+			[[ -n $f ]] || vm_die "apt-get download $p=$v ($s) left no file"
+			mv "$f" "$d/"
+			f="$d/$(basename "$f")"
 		fi
 		echo "$f"
 	done
@@ -144,27 +160,31 @@ vm_kernel() {
 # set of package versions; prints the directory.
 VM_USERSPACE_PKGS=(libc6 libbpf1 libxdp1 xdp-tools libelf1t64 libzstd1 zlib1g)
 vm_userspace() {
-	local s=$1 dir="$VM_CACHE/userspace/$1" debs stamp d
+	local s=$1 dir debs stamp d tmp
 	mapfile -t debs < <(vm_fetch "$s" "${VM_USERSPACE_PKGS[@]}")
 	stamp=$(for d in "${debs[@]}"; do basename "$d"; done)
-	if [[ ! -f $dir/.pkgs || $(cat "$dir/.pkgs") != "$stamp" ]]; then
+	# one directory per package set: a guest of another run may be using
+	# an older one, which is never changed under it
+	dir="$VM_CACHE/userspace/$s-$(sha1sum <<<"$stamp" | cut -c1-12)"
+	if [[ ! -f $dir/.pkgs ]]; then
 		vm_log "unpacking the $s userspace (${VM_USERSPACE_PKGS[*]})"
-		rm -rf "$dir"
-		mkdir -p "$dir"
-		for d in "${debs[@]}"; do dpkg-deb -x "$d" "$dir"; done
+		tmp=$(mktemp -d "$dir.tmp.XXXXXX")
+		for d in "${debs[@]}"; do dpkg-deb -x "$d" "$tmp"; done
 		# The host has merged /usr (/lib -> usr/lib, /lib64 -> usr/lib64):
 		# the layer must use the same paths or it would hide the host's.
 		for d in lib lib64 bin sbin; do
-			if [[ -d $dir/$d && ! -L $dir/$d ]]; then
-				mkdir -p "$dir/usr/$d"
-				cp -a "$dir/$d/." "$dir/usr/$d/"
-				rm -rf "${dir:?}/$d"
+			if [[ -d $tmp/$d && ! -L $tmp/$d ]]; then
+				mkdir -p "$tmp/usr/$d"
+				cp -a "$tmp/$d/." "$tmp/usr/$d/"
+				rm -rf "${tmp:?}/$d"
 			fi
 		done
 		# Only libraries, the dispatcher objects and xdp-tools' programs:
 		# documentation, locales and the like stay the host's.
-		rm -rf "$dir/usr/share" "$dir/etc" "$dir/var"
-		echo "$stamp" >"$dir/.pkgs"
+		rm -rf "$tmp/usr/share" "$tmp/etc" "$tmp/var"
+		echo "$stamp" >"$tmp/.pkgs"
+		chmod 755 "$tmp"
+		mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"	# another run was first
 	fi
 	echo "$dir"
 }
