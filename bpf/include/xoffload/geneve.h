@@ -292,6 +292,12 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 	__u32 miss = 0, nmiss = 0, crit = 0;
 	__u64 optlen, off = 0, udp_len = bpf_ntohs(o->udp->len);
 
+	/* 6.1 and 6.12 keep no bounds through a byte swap: the mask bounds
+	 * the length for them, the barrier keeps clang from dropping it as
+	 * implied by the 16-bit load
+	 */
+	barrier_var(udp_len);
+	udp_len &= 0xffff;
 	udp_end = (void *)o->udp + udp_len;
 	if ((void *)(gh + 1) > c->end || (void *)(gh + 1) > udp_end ||
 	    (frags ? udp_len > udp_room : udp_end > c->end))
