@@ -414,12 +414,20 @@ static long xo_csum_step(__u32 idx, void *arg)
 		r = bpf_csum_diff(NULL, 0, (void *)buf, XO_CSUM_CHUNK, l->sum);
 		l->off += XO_CSUM_CHUNK;
 	} else {
-		/* odd tail: zero padding sums as nothing, chunks start even */
-		volatile __u32 len = n & (XO_CSUM_CHUNK - 1);	/* n < 64: no change */
-		__u32 k = len;
+		/* odd tail: zero padding sums as nothing, chunks start even.
+		 * The helper wants a size of 1..63 (0 < n < 64 here); 6.1
+		 * learns no lower bound from a test of k against 0, so it is
+		 * shown k - 1 <= 62, in 64 bits (clang checked a 32-bit k on
+		 * a zero-extended copy and passed the unchecked register);
+		 * the barrier keeps clang from folding that back into n or
+		 * dropping the check as implied by n < 64
+		 */
+		__u64 k = (__u64)n - 1;
 
-		if (k < 1 || k > XO_CSUM_CHUNK - 1)
+		barrier_var(k);
+		if (k > XO_CSUM_CHUNK - 2)
 			goto fail;
+		k += 1;
 		if (bpf_xdp_load_bytes(l->ctx, l->off, buf, k))
 			goto fail;
 		k = (k + 3) & 0x7c;
