@@ -42,17 +42,21 @@ static __always_inline int xo_gnv_decap(struct xdp_md *ctx, const struct xo_gnv_
 }
 
 /* 1 when an option in [opts_off, opts_off + optlen) from the frame's start
- * is critical and of a class not declared known, 0 when none is, -1 when
- * the options cannot be read (the fast walk checked them already). For
- * frames with several critical classes the per-CPU cache does not answer
- * for: each is looked up. A global function, so the verifier checks it once
- * on its own instead of on every path of its caller.
+ * is critical and of a class not declared known, or when @hflags (the
+ * Geneve header's flags) say critical options are present and there are
+ * more than the walk reads; 0 when neither; -1 when an option runs past
+ * optlen or the packet. For frames with two or more critical classes the
+ * per-CPU cache does not answer for: the fast walk stopped at the second,
+ * this one checks every option and looks each class up. A global function,
+ * so the verifier checks it once on its own instead of on every path of
+ * its caller.
  */
-__noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 optlen)
+__noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 optlen,
+				   __u32 hflags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 zero = 0, miss = 0, nmiss = 0;
+	__u32 zero = 0, miss = 0;
 	struct xo_gnv_cache *ca;
 	__u64 off = 0;
 
@@ -63,9 +67,13 @@ __noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 opt
 	 * dropping it as implied by the check above
 	 */
 	barrier_var(opts_off);
-	if (xo_gnv_walk_opts(data + (opts_off & 0x1ff), data_end, optlen, ca, 1, &off, &miss, &nmiss))
+	if (xo_gnv_walk_opts(data + (opts_off & 0x1ff), data_end, optlen, ca, 1, &off,
+			     &miss) != XO_GNV_OK)
 		return -1;
-	return nmiss != 0;
+	/* more options than we walk: unknown critical ones may hide there */
+	if (off < optlen && (hflags & XO_GNV_F_CRIT))
+		return 1;
+	return miss;
 }
 
 /* @frags: the frame may span several buffers (xdp_geneve_mb): it is
@@ -114,7 +122,8 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 		void *opts = (void *)(o.gh + 1);
 
 		/* xo_gnv_crit_unknown changes no packet data: o stays valid */
-		r = xo_gnv_crit_unknown(ctx, (__u32)(opts - data), (__u32)(o.inner - opts));
+		r = xo_gnv_crit_unknown(ctx, (__u32)(opts - data), (__u32)(o.inner - opts),
+					o.gh->flags);
 		r = r == 0 ? XO_GNV_OK : r > 0 ? XO_GNV_CRIT_UNKNOWN : XO_GNV_MALFORMED;
 	}
 	if (r != XO_GNV_OK) {

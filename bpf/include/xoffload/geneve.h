@@ -160,8 +160,9 @@ enum xo_gnv_parse {
 	XO_GNV_OK,
 	XO_GNV_MALFORMED,
 	XO_GNV_CRIT_UNKNOWN,
-	XO_GNV_CRIT_SLOW,	/* several critical classes the cache does not know:
-				 * o->gh, o->inner set, the caller looks them up */
+	XO_GNV_CRIT_SLOW,	/* two critical classes the cache does not know:
+				 * o->gh, o->inner set, the caller walks the
+				 * options again and looks each class up */
 };
 
 /* Outer Ethernet (+ up to 2 tags), IPv4 (options, no fragments) or IPv6
@@ -230,18 +231,24 @@ static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca
 	return 1;
 }
 
-/* Walks the TLV options in [opts, opts + optlen). Returns 0, or -1 when an
- * option runs past optlen or the packet. Critical options whose class the
- * cache does not answer for are collected: the first in *miss, their number
- * in *nmiss (a repeat of the first is not counted). That walk makes no
- * helper call, so nothing it keeps has to be spilled around one. With
- * @lookup (a constant at each call site) every such class is looked up
- * instead and only unknown ones are counted: the slow walk, see
+/* Walks the TLV options in [opts, opts + optlen), at most XO_GNV_MAX_OPTS
+ * of them; *off_out is where it stopped. Returns XO_GNV_OK, or
+ * XO_GNV_MALFORMED when an option runs past optlen or the packet.
+ *
+ * Without @lookup (the fast walk, no helper call, so nothing it keeps has
+ * to be spilled around one): *miss is the one critical class the cache
+ * does not answer for (XO_GNV_CACHE_NONE when there is none). A second
+ * such class stops the walk with XO_GNV_CRIT_SLOW and the slow walk
+ * checks every option again. Stopping there rather than counting the
+ * misses spares the verifier: a count is a constant on each path it
+ * follows, so it walked the rest of the loop once per count reached.
+ * With @lookup (a constant at each call site) every such class is looked
+ * up instead and *miss is 1 when one is unknown: the slow walk, see
  * xo_gnv_crit_unknown.
  */
 static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
 					    struct xo_gnv_cache *ca, int lookup,
-					    __u64 *off_out, __u32 *miss, __u32 *nmiss)
+					    __u64 *off_out, __u32 *miss)
 {
 	__u64 off = 0;
 	int i;
@@ -254,33 +261,34 @@ static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
 			break;
 		opt = opts + (off & 0xff);
 		if ((void *)(opt + 1) > end)
-			return -1;
+			return XO_GNV_MALFORMED;
 		off += sizeof(*opt) + (opt->len & 0x1f) * 4;
 		if (off > optlen)
-			return -1;	/* option runs past opt_len */
+			return XO_GNV_MALFORMED;	/* option runs past opt_len */
 		if (!(opt->type & XO_GNV_OPT_CRIT))
 			continue;
 		cls = bpf_ntohs(opt->opt_class);
 		if (lookup) {
 			if (!xo_gnv_class_known(cls, ca))
-				(*nmiss)++;
+				*miss = 1;
 			continue;
 		}
-		if (ca->cls == cls || (*nmiss && cls == *miss))
+		/* a class never equals XO_GNV_CACHE_NONE: one compare each */
+		if (ca->cls == cls || *miss == cls)
 			continue;
-		if (!*nmiss)
-			*miss = cls;
-		(*nmiss)++;
+		if (*miss != XO_GNV_CACHE_NONE)
+			return XO_GNV_CRIT_SLOW;
+		*miss = cls;
 	}
 	*off_out = off;
-	return 0;
+	return XO_GNV_OK;
 }
 
 /* The Geneve header and its options, within the UDP length, which must
  * fit the frame: the first buffer, or with @frags the @udp_room bytes from
  * the UDP header to the end of the whole frame (the headers and options
- * are in the first buffer). Returns XO_GNV_OK (o->gh, o->inner set),
- * XO_GNV_MALFORMED or XO_GNV_CRIT_UNKNOWN.
+ * are in the first buffer). Returns XO_GNV_OK or XO_GNV_CRIT_SLOW (o->gh,
+ * o->inner set), XO_GNV_MALFORMED or XO_GNV_CRIT_UNKNOWN.
  */
 static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 					       struct xo_gnv_outer *o,
@@ -289,9 +297,16 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 {
 	struct xo_gnv_hdr *gh = c->pos;
 	void *udp_end, *opts;
-	__u32 miss = 0, nmiss = 0, crit = 0;
+	__u32 miss = XO_GNV_CACHE_NONE;
 	__u64 optlen, off = 0, udp_len = bpf_ntohs(o->udp->len);
+	int r;
 
+	/* 6.1 and 6.12 keep no bounds through a byte swap: the mask bounds
+	 * the length for them, the barrier keeps clang from dropping it as
+	 * implied by the 16-bit load
+	 */
+	barrier_var(udp_len);
+	udp_len &= 0xffff;
 	udp_end = (void *)o->udp + udp_len;
 	if ((void *)(gh + 1) > c->end || (void *)(gh + 1) > udp_end ||
 	    (frags ? udp_len > udp_room : udp_end > c->end))
@@ -306,18 +321,17 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 	    gh->proto != bpf_htons(ETH_P_IPV6))
 		return XO_GNV_MALFORMED;
 
-	if (xo_gnv_walk_opts(opts, c->end, optlen, ca, 0, &off, &miss, &nmiss))
-		return XO_GNV_MALFORMED;
+	o->gh = gh;
+	o->inner = opts + optlen;
+	r = xo_gnv_walk_opts(opts, c->end, optlen, ca, 0, &off, &miss);
+	if (r != XO_GNV_OK)
+		return r;
 	/* more options than we walk: unknown critical ones may hide there */
 	if (off < optlen && (gh->flags & XO_GNV_F_CRIT))
 		return XO_GNV_CRIT_UNKNOWN;
-	if (nmiss == 1)
-		crit = !xo_gnv_class_known(miss, ca);
-	if (crit)
+	if (miss != XO_GNV_CACHE_NONE && !xo_gnv_class_known(miss, ca))
 		return XO_GNV_CRIT_UNKNOWN;
-	o->gh = gh;
-	o->inner = opts + optlen;
-	return nmiss > 1 ? XO_GNV_CRIT_SLOW : XO_GNV_OK;
+	return XO_GNV_OK;
 }
 
 static __always_inline __u32 xo_gnv_vni(const struct xo_gnv_hdr *gh)
@@ -408,12 +422,20 @@ static long xo_csum_step(__u32 idx, void *arg)
 		r = bpf_csum_diff(NULL, 0, (void *)buf, XO_CSUM_CHUNK, l->sum);
 		l->off += XO_CSUM_CHUNK;
 	} else {
-		/* odd tail: zero padding sums as nothing, chunks start even */
-		volatile __u32 len = n & (XO_CSUM_CHUNK - 1);	/* n < 64: no change */
-		__u32 k = len;
+		/* odd tail: zero padding sums as nothing, chunks start even.
+		 * The helper wants a size of 1..63 (0 < n < 64 here); 6.1
+		 * learns no lower bound from a test of k against 0, so it is
+		 * shown k - 1 <= 62, in 64 bits (clang checked a 32-bit k on
+		 * a zero-extended copy and passed the unchecked register);
+		 * the barrier keeps clang from folding that back into n or
+		 * dropping the check as implied by n < 64
+		 */
+		__u64 k = (__u64)n - 1;
 
-		if (k < 1 || k > XO_CSUM_CHUNK - 1)
+		barrier_var(k);
+		if (k > XO_CSUM_CHUNK - 2)
 			goto fail;
+		k += 1;
 		if (bpf_xdp_load_bytes(l->ctx, l->off, buf, k))
 			goto fail;
 		k = (k + 3) & 0x7c;
