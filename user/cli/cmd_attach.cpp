@@ -17,15 +17,17 @@ void print_attach(const Globals &g, const Netdev &dev, const AttachInfo &a, cons
 		Json j;
 		j.begin_object().kv("interface", dev.name).kv("action", verb).kv("feature", to_string(a.feature))
 			.kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id).kv("prog_name", a.prog_name);
-		if (a.hook == Hook::xdp)
+		if (a.hook == Hook::xdp) {
 			j.kv("mode", to_string(a.mode)).kv("multiprog", a.multiprog);
+			if (!a.single_reason.empty())
+				j.kv("single_program_reason", a.single_reason);
+		}
 		j.kv("pin_dir", pin_dir(dev)).end_object().print();
 		return;
 	}
 	std::printf("%s %s on %s at %s", verb, a.prog_name.c_str(), dev.name.c_str(), to_string(a.hook));
 	if (a.hook == Hook::xdp)
-		std::printf(" (%s mode, %s)", to_string(a.mode),
-			    a.multiprog ? "libxdp dispatcher" : "single program: no multiprog dispatcher on this kernel");
+		std::printf(" (%s mode, %s)", to_string(a.mode), a.multiprog ? "libxdp dispatcher" : "single program");
 	std::printf(", prog id %u\n", a.prog_id);
 }
 
