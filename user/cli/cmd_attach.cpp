@@ -58,9 +58,13 @@ void status_text(const IfStatus &st)
 	else
 		std::printf("  xdp: %s mode, %s\n", st.xdp_mode.c_str(),
 			    st.xdp_multiprog ? "libxdp dispatcher" : "single program");
-	for (const auto &p : st.xdp_progs)
-		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id,
-			    !p.ours ? "" : p.name == "xdp_geneve" ? "  [xoffload geneve]" : "  [xoffload vlan]");
+	for (const auto &p : st.xdp_progs) {
+		std::string tag;
+		for (const auto &a : st.ours)
+			if (a.hook == Hook::xdp && a.prog_id == p.id)
+				tag = std::string("  [xoffload ") + to_string(a.feature) + "]";
+		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id, tag.c_str());
+	}
 	for (const auto &a : st.ours)
 		if (a.hook != Hook::xdp)
 			std::printf("  %s: %s id %u\n", to_string(a.hook), a.prog_name.c_str(), a.prog_id);
