@@ -17,15 +17,17 @@ void print_attach(const Globals &g, const Netdev &dev, const AttachInfo &a, cons
 		Json j;
 		j.begin_object().kv("interface", dev.name).kv("action", verb).kv("feature", to_string(a.feature))
 			.kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id).kv("prog_name", a.prog_name);
-		if (a.hook == Hook::xdp)
+		if (a.hook == Hook::xdp) {
 			j.kv("mode", to_string(a.mode)).kv("multiprog", a.multiprog);
+			if (!a.single_reason.empty())
+				j.kv("single_program_reason", a.single_reason);
+		}
 		j.kv("pin_dir", pin_dir(dev)).end_object().print();
 		return;
 	}
 	std::printf("%s %s on %s at %s", verb, a.prog_name.c_str(), dev.name.c_str(), to_string(a.hook));
 	if (a.hook == Hook::xdp)
-		std::printf(" (%s mode, %s)", to_string(a.mode),
-			    a.multiprog ? "libxdp dispatcher" : "single program: no multiprog dispatcher on this kernel");
+		std::printf(" (%s mode, %s)", to_string(a.mode), a.multiprog ? "libxdp dispatcher" : "single program");
 	std::printf(", prog id %u\n", a.prog_id);
 }
 
@@ -56,9 +58,13 @@ void status_text(const IfStatus &st)
 	else
 		std::printf("  xdp: %s mode, %s\n", st.xdp_mode.c_str(),
 			    st.xdp_multiprog ? "libxdp dispatcher" : "single program");
-	for (const auto &p : st.xdp_progs)
-		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id,
-			    !p.ours ? "" : p.name == "xdp_geneve" ? "  [xoffload geneve]" : "  [xoffload vlan]");
+	for (const auto &p : st.xdp_progs) {
+		std::string tag;
+		for (const auto &a : st.ours)
+			if (a.hook == Hook::xdp && a.prog_id == p.id)
+				tag = std::string("  [xoffload ") + to_string(a.feature) + "]";
+		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id, tag.c_str());
+	}
 	for (const auto &a : st.ours)
 		if (a.hook != Hook::xdp)
 			std::printf("  %s: %s id %u\n", to_string(a.hook), a.prog_name.c_str(), a.prog_id);

@@ -1,6 +1,6 @@
 // Attaching the xoffload BPF programs: XDP through libxdp (dispatcher with
-// multiprog where the kernel allows it, single program otherwise) and TC
-// clsact through libbpf. The kernel keeps them attached after we exit; maps
+// multiprog where the kernel and libxdp allow it for the program, single
+// program otherwise) and TC clsact through libbpf. The kernel keeps them attached after we exit; maps
 // are pinned under pin_dir(dev).
 #pragma once
 
@@ -40,6 +40,10 @@ struct AttachInfo {
 	bool multiprog = false;		// XDP: through libxdp's dispatcher
 	unsigned run_prio = 0;		// XDP multiprog priority
 	Feature feature = Feature::vlan;	// from the program name (status) or the request (attach)
+	// XDP, attach: why the program runs alone rather than behind libxdp's
+	// dispatcher ("... (libxdp 1.3, kernel 6.12...): attached xdp_vlan as a
+	// single program", also printed on stderr); empty through the dispatcher
+	std::string single_reason;
 };
 
 struct XdpProgInfo {
@@ -59,6 +63,9 @@ struct IfStatus {
 	bool xdp_multiprog = false;
 };
 
+// Attaches @f at @h. XDP: behind libxdp's dispatcher, or as a single
+// program where the dispatcher cannot run it (one line on stderr says why);
+// refused (EBUSY) while a single program holds the XDP hook.
 Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode);
 // Detaches our programs of @f (every feature when none is given) at @h (every
 // hook when none is given); removes the pins once nothing of ours is left.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "xoffload/abi_check.hpp"
 #include "xoffload/loader.hpp"
@@ -30,10 +31,11 @@ const char *xsk_counter_name(unsigned reason) noexcept;
 class XskProgram {
 public:
 	// Loads xdp_xsk with the filter and attaches it to dev in the given
-	// mode, frags-aware (multi-buffer frames) where the kernel supports it.
-	// Fails clearly when another XDP program holds the interface in a way
-	// libxdp cannot share (single-program mode on this kernel), or when the
-	// MTU is too large for XDP there.
+	// mode, frags-aware (multi-buffer frames) where the kernel supports it:
+	// through libxdp's dispatcher, or as a single program where the
+	// dispatcher cannot run it (one line on stderr says why). Fails clearly
+	// when another XDP program holds the interface in a way libxdp cannot
+	// share (a single program), or when the MTU is too large for XDP there.
 	static Result<XskProgram> attach(const Netdev &dev, XdpMode mode, const RxFilter &filter);
 
 	XskProgram(XskProgram &&) noexcept;
@@ -45,6 +47,9 @@ public:
 	Result<XskProgCounters> counters() const;
 	uint32_t prog_id() const noexcept;
 	bool multiprog() const noexcept;
+	// Why it runs as a single program (the line printed at attach, without
+	// "xoffload: "); empty behind libxdp's dispatcher.
+	const std::string &single_reason() const noexcept;
 	// Loaded with BPF_F_XDP_HAS_FRAGS: sees multi-buffer frames whole.
 	bool frags() const noexcept;
 	// Detaches now; idempotent.

@@ -29,6 +29,7 @@
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
+#include "xdp_attach.hpp"
 
 namespace xoffload {
 
@@ -219,51 +220,96 @@ Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
 	return o;
 }
 
-// Native mode: the kernel refuses a single-buffer program where frames may
-// span several buffers at attach time, veth with ERANGE (its peer's MTU
-// counts), other drivers with EINVAL. (skb mode linearises frames for such
-// a program instead.)
-bool refused_for_frags(XdpMode mode, int err)
+// How one attempt attaches an XDP entry.
+struct XdpTry {
+	bool frags = false;	// the multi-buffer entry (xdp_vlan_mb, xdp_geneve_mb)
+	bool single = false;	// alone through libbpf, not through libxdp
+};
+
+// What a failed attempt tells the next one.
+struct XdpTried {
+	bool refused_for_frags = false;		// see LibxdpAttach
+	std::string dispatcher_refused;		// likewise
+};
+
+// The pin files of @obj's pinned maps that do not exist yet: what its load
+// will create.
+std::vector<std::string> pins_to_create(bpf_object *obj)
 {
-	return mode == XdpMode::native && (err == -ERANGE || err == -EINVAL);
+	std::vector<std::string> paths;
+	bpf_map *m;
+	bpf_object__for_each_map(m, obj)
+		if (const char *p = bpf_map__pin_path(m); p && !path_exists(p))
+			paths.emplace_back(p);
+	return paths;
 }
 
-// Loads and attaches @f's single- or multi-buffer entry. @refused is set
-// when the program loaded (so it verified) and the attach was refused in a
-// way refused_for_frags names.
-Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir, bool frags,
-				    bool &refused)
+// Loads and attaches @f's single- or multi-buffer entry, through libxdp or
+// alone (@how). A failure leaves no map pinned that this load created.
+Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir, XdpTry how,
+				    XdpTried &tried)
 {
-	refused = false;
-	auto skel = open_xdp_object(f, dir, frags);
+	tried = {};
+	auto skel = open_xdp_object(f, dir, how.frags);
 	if (!skel)
 		return skel.error();
-	std::string why = std::string("attach ") + bpf_program__name(skel->prog) + " to " + dev.name + " (" + to_string(mode) + ")";
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj, .prog_name = bpf_program__name(skel->prog));
-	XdpProgram prog(xdp_program__create(&po));
-	if (long e = libxdp_get_error(prog.get())) {
-		prog.release();
-		return errno_error("create xdp program", static_cast<int>(e));
-	}
-	int err = xdp_program__attach(prog.get(), dev.ifindex, mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
-	if (err) {
+	const std::string name = bpf_program__name(skel->prog);
+	const std::string why = "attach " + name + " to " + dev.name + " (" + to_string(mode) + ")";
+	const std::vector<std::string> created = pins_to_create(skel->obj);
+	AttachInfo info{Hook::xdp, mode, 0, name};
+	info.feature = f;
+	int err;
+	bool loaded;
+	XdpProgram prog;
+	if (how.single) {
+		if ((err = bpf_object__load(skel->obj)))
+			return load_error("load " + name, err);	// libbpf unpinned what it pinned
+		loaded = true;
+		err = xdp_attach_single(dev.ifindex, bpf_program__fd(skel->prog), mode);
+		tried.refused_for_frags = refused_for_frags(mode, err);
+	} else {
+		DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = skel->obj, .prog_name = name.c_str());
+		prog.reset(xdp_program__create(&po));
+		if (long e = libxdp_get_error(prog.get())) {
+			prog.release();
+			return errno_error("create xdp program", static_cast<int>(e));
+		}
 		// libxdp loads the program inside attach (as it must, to load it
-		// behind its dispatcher): only a program that loaded, so passed the
-		// verifier, was refused for its buffers
-		refused = xdp_program__fd(prog.get()) >= 0 && refused_for_frags(mode, err);
+		// behind its dispatcher)
+		LibxdpAttach a = libxdp_attach(prog.get(), skel->prog, dev.ifindex, mode, how.frags);
+		err = a.err;
+		loaded = a.loaded;
+		tried.refused_for_frags = a.refused_for_frags;
+		tried.dispatcher_refused = a.dispatcher_refused;
+		if (!err && !a.libxdp_single.empty())
+			info.single_reason = note_single_program(a.libxdp_single, name);
+	}
+	if (err) {
+		for (const auto &p : created)
+			(void)::unlink(p.c_str());
 		if (err == -EOPNOTSUPP && mode == XdpMode::native)
 			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
-		if (err == -EEXIST || err == -EBUSY)
-			return runtime_error(why + ": another XDP program holds the interface in a mode that cannot be shared", -err);
-		if (refused && frags)
+		if (err == -EEXIST || err == -EBUSY) {
+			std::string holders = xdp_hook_holders(dev.ifindex);
+			return runtime_error(why + ": " + (holders.empty() ? "another XDP program" : holders) +
+						     " holds the XDP hook in a way that cannot be shared (detach it first)",
+					     -err);
+		}
+		if (tried.refused_for_frags && how.frags)
 			return runtime_error(why + ": refused (" + std::strerror(-err) + "); frames may arrive in several " +
 						     "buffers here (a large MTU; on veth the peer's counts too)" +
 						     " (lower the MTU or use --mode skb)",
 					     -err);
-		return load_error(why, err);
+		return loaded ? errno_error(why, err) : load_error(why, err);
 	}
-	AttachInfo info{Hook::xdp, mode, xdp_program__id(prog.get()), bpf_program__name(skel->prog)};
-	info.feature = f;
+	if (how.single) {
+		bpf_prog_info pi{};
+		uint32_t len = sizeof(pi);
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->prog), &pi, &len))
+			info.prog_id = pi.id;
+		return info;
+	}
+	info.prog_id = xdp_program__id(prog.get());
 	info.run_prio = xdp_program__run_prio(prog.get());
 	if (auto mp = xdp_query(dev); mp && mp->get())
 		info.multiprog = !xdp_multiprog__is_legacy(mp->get());
@@ -315,30 +361,49 @@ Status renew_cpumap(const std::string &dir)
 // Native mode: the multi-buffer entry (xdp_vlan_mb, xdp_geneve_mb) when the MTU is
 // above kSingleBufferMtu and the kernel has multi-buffer XDP, or when the
 // kernel refuses the single-buffer entry for frames that may span buffers
-// (a veth whose peer has the large MTU).
+// (a veth whose peer has the large MTU). Through libxdp, and alone, as a
+// single program, where libxdp's dispatcher cannot run the entry (refused
+// as its extension, or refused for its frames), saying so on stderr.
 Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir)
 {
 	auto mtu = netdev_mtu(dev.name);
 	if (!mtu)
 		return mtu.error();
 	const bool can_frags = mode == XdpMode::native && kernel_has_xdp_frags();
-	const bool frags = can_frags && *mtu > kSingleBufferMtu;
-	bool refused = false;
-	if (f == Feature::geneve)
-		if (auto s = renew_cpumap(dir); !s)
-			return s.error();
-	auto r = attach_xdp_entry(dev, f, mode, dir, frags, refused);
-	if (!r && refused && can_frags && !frags) {
-		// the refused xdp_geneve loaded, so it owns the CPUMAP now
+	XdpTry how{can_frags && *mtu > kSingleBufferMtu, false};
+	std::string single_reason;		// why the dispatcher was left
+	std::optional<Error> refused_entry;	// the single-buffer entry's refusal
+	for (;;) {
+		// the kernel ties xdp_geneve's CPUMAP to the first program that
+		// loads with it, for the map's life; a refused one too
 		if (f == Feature::geneve)
 			if (auto s = renew_cpumap(dir); !s)
 				return s.error();
-		auto mb = attach_xdp_entry(dev, f, mode, dir, true, refused);
-		if (mb)
-			return mb;
-		return runtime_error(r.error().msg + "; then " + mb.error().msg, r.error().err);
+		XdpTried tried;
+		auto r = attach_xdp_entry(dev, f, mode, dir, how, tried);
+		if (r) {
+			if (how.single)
+				r->single_reason = note_single_program(single_reason, r->prog_name);
+			return r;
+		}
+		if (tried.refused_for_frags && can_frags && !how.frags) {
+			refused_entry = r.error();
+			how.frags = true;
+			continue;
+		}
+		if (!tried.dispatcher_refused.empty() && !how.single) {
+			single_reason = tried.dispatcher_refused;
+			how.single = true;
+			continue;
+		}
+		Error e = r.error();
+		if (how.single)
+			e.msg = single_reason + " (" + libxdp_version() + ", kernel " + kernel_release() +
+				"), and alone: " + e.msg;
+		if (refused_entry)
+			e.msg = refused_entry->msg + "; then " + e.msg;
+		return e;
 	}
-	return r;
 }
 
 // TC filters at both clsact hooks of @dev, whoever's: an rtnetlink dump
@@ -453,6 +518,31 @@ bool is_our_name(const std::string &name)
 {
 	const auto &n = prog_names();
 	return xdp_feature_of(name) || name == n.tc_ingress || name == n.tc_egress;
+}
+
+// A single program at the XDP hook (ours, alone because libxdp's dispatcher
+// could not run it, or anyone's): nothing can be chained to it, so @f is
+// refused before anything is loaded or pinned.
+Error single_program_holds_hook(const Netdev &dev, Feature f, const XdpProgInfo &p)
+{
+	std::string msg = std::string("attach ") + to_string(f) + " to " + dev.name + ": ";
+	std::optional<Feature> holder = xdp_feature_of(p.name);
+	if (holder)
+		msg += std::string(to_string(*holder)) + " (" + p.name + ", prog id " + std::to_string(p.id) + ")";
+	else
+		msg += p.name + " (prog id " + std::to_string(p.id) + "), not ours,";
+	msg += " holds the XDP hook as a single program, which nothing can be chained to (only libxdp's dispatcher "
+	       "chains programs, and it was not used for this one); ";
+	if (holder) {
+		msg += std::string("detach ") + to_string(*holder) + " first";
+		if (*holder == Feature::vlan)
+			msg += " (vlan can run at TC instead: --hook tc-ingress)";
+	} else {
+		msg += "unload it first";
+	}
+	if (f == Feature::vlan)
+		msg += ", or attach vlan at TC (--hook tc-ingress)";
+	return runtime_error(msg, EBUSY);
 }
 
 } // namespace
@@ -601,6 +691,8 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
 		if (a.hook == h && a.feature == f)
 			return runtime_error(std::string(to_string(f)) + " is already attached to " + dev.name + " at " + to_string(h) +
 					     " (prog id " + std::to_string(a.prog_id) + ")", EEXIST);
+	if (h == Hook::xdp && !st->xdp_progs.empty() && !st->xdp_multiprog)
+		return single_program_holds_hook(dev, f, st->xdp_progs.front());
 	std::string dir = pin_dir(dev);
 	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
 	if (auto s = make_dirs(dir); !s)

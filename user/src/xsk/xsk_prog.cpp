@@ -9,8 +9,10 @@
 #include <xdp/libxdp.h>
 
 #include <cerrno>
+#include <string>
 #include <vector>
 
+#include "../bpf/xdp_attach.hpp"
 #include "../core/internal.hpp"
 #include "xdp_xsk.skel.h"
 
@@ -28,13 +30,15 @@ struct ProgDel {
 struct XskProgram::Impl {
 	// Declaration order: the program is closed before the object it uses.
 	std::unique_ptr<xdp_xsk_bpf, SkelDel> skel;
-	std::unique_ptr<xdp_program, ProgDel> prog;
+	std::unique_ptr<xdp_program, ProgDel> prog;	// through libxdp; null when single
 	Netdev dev;
-	xdp_attach_mode mode = XDP_MODE_NATIVE;
+	XdpMode mode = XdpMode::native;
 	bool attached = false;
 	bool multiprog = false;
+	bool single = false;	// alone through libbpf: libxdp's dispatcher could not run it
 	bool frags = false;
 	uint32_t id = 0;
+	std::string single_reason;
 };
 
 const char *xsk_counter_name(unsigned reason) noexcept
@@ -67,19 +71,51 @@ XskProgram::~XskProgram()
 	(void)detach();
 }
 
+namespace {
+
+Error attach_error(const Netdev &dev, XdpMode mode, bool frags, int err)
+{
+	std::string why = "attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")";
+	if (err == -EOPNOTSUPP && mode == XdpMode::native)
+		return runtime_error(why + ": driver has no native XDP (try --xdp-mode skb)", EOPNOTSUPP);
+	if (err == -ERANGE)
+		return runtime_error(why + ": the MTU is too large for XDP on this device" +
+					     (frags ? "" : " (kernel without XDP multi-buffer)"),
+				     ERANGE);
+	if (err == -EEXIST || err == -EBUSY) {
+		std::string holders = xdp_hook_holders(dev.ifindex);
+		return runtime_error(why + ": " + (holders.empty() ? "another XDP program" : holders) +
+					     " holds the XDP hook and cannot share it (another recv, or offload-tool "
+					     "attach; see offload-tool status)",
+				     -err);
+	}
+	return errno_error(why, err);
+}
+
+} // namespace
+
 Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxFilter &filter)
 {
-	auto p = std::make_unique<Impl>();
-	p->dev = dev;
-	p->mode = mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE;
-	p->skel.reset(xdp_xsk_bpf__open());
-	if (!p->skel)
-		return errno_error("open xdp_xsk object", errno);
-	// xdp.frags lets the program run on multi-buffer frames (and attach to a
-	// veth or NIC whose MTU exceeds a page); kernels before 5.18 refuse the
-	// flag, so there it loads as a plain XDP program
-	p->frags = kernel_has_xdp_frags();
-	p->skel->rodata->xo_xsk_frags = p->frags;
+	// xdp_xsk opened for dev, frags-aware where the kernel is
+	auto open = [&]() -> Result<std::unique_ptr<Impl>> {
+		auto i = std::make_unique<Impl>();
+		i->dev = dev;
+		i->mode = mode;
+		i->skel.reset(xdp_xsk_bpf__open());
+		if (!i->skel)
+			return errno_error("open xdp_xsk object", errno);
+		// xdp.frags lets the program run on multi-buffer frames (and
+		// attach to a veth or NIC whose MTU exceeds a page); kernels
+		// before 5.18 refuse the flag, so there it loads as a plain XDP
+		// program
+		i->frags = kernel_has_xdp_frags();
+		i->skel->rodata->xo_xsk_frags = i->frags;
+		return i;
+	};
+	auto opened = open();
+	if (!opened)
+		return opened.error();
+	auto p = std::move(*opened);
 
 	// libxdp loads the object as part of attach; the filter map is written
 	// right after, before any socket is in the XSKMAP.
@@ -93,23 +129,39 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 	if (!p->frags)
 		if (int err = xdp_program__set_xdp_frags_support(p->prog.get(), false))
 			return errno_error("load xdp_xsk without frags support", err);
-	int err = xdp_program__attach(p->prog.get(), dev.ifindex, p->mode, 0);
-	if (err) {
-		std::string why = "attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")";
-		if (err == -EOPNOTSUPP && mode == XdpMode::native)
-			return runtime_error(why + ": driver has no native XDP (try --xdp-mode skb)", EOPNOTSUPP);
-		if (err == -ERANGE)
-			return runtime_error(why + ": the MTU is too large for XDP on this device" +
-						     (p->frags ? "" : " (kernel without XDP multi-buffer)"),
-					     ERANGE);
-		if (err == -EEXIST || err == -EBUSY)
-			return runtime_error(why + ": another XDP program is attached and cannot be shared "
-						   "(another recv, or offload-tool attach; see offload-tool status)",
-					     -err);
-		return errno_error(why, err);
+	LibxdpAttach a = libxdp_attach(p->prog.get(), p->skel->progs.xdp_xsk, dev.ifindex, mode, p->frags);
+	if (a.err && a.dispatcher_refused.empty())
+		return attach_error(dev, mode, p->frags, a.err);
+	if (a.err) {
+		// libxdp's dispatcher cannot run it here: alone, from a fresh
+		// object (the refused one was made the dispatcher's extension)
+		opened = open();
+		if (!opened)
+			return opened.error();
+		p = std::move(*opened);
+		bpf_program *bp = p->skel->progs.xdp_xsk;
+		if (!p->frags)
+			(void)bpf_program__set_flags(bp, bpf_program__flags(bp) & ~BPF_F_XDP_HAS_FRAGS);
+		if (int err = xdp_xsk_bpf__load(p->skel.get()))
+			return errno_error("load xdp_xsk", err);
+		std::string versions = " (" + libxdp_version() + ", kernel " + kernel_release() + ")";
+		if (int err = xdp_attach_single(dev.ifindex, bpf_program__fd(bp), mode)) {
+			Error e = attach_error(dev, mode, p->frags, err);
+			e.msg = a.dispatcher_refused + versions + ", and alone: " + e.msg;
+			return e;
+		}
+		p->single = true;
+		p->single_reason = note_single_program(a.dispatcher_refused, "xdp_xsk");
+		bpf_prog_info pi{};
+		uint32_t len = sizeof(pi);
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(bp), &pi, &len))
+			p->id = pi.id;
+	} else {
+		p->id = xdp_program__id(p->prog.get());
+		if (!a.libxdp_single.empty())
+			p->single_reason = note_single_program(a.libxdp_single, "xdp_xsk");
 	}
 	p->attached = true;
-	p->id = xdp_program__id(p->prog.get());
 	if (xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(dev.ifindex); !libxdp_get_error(mp) && mp) {
 		p->multiprog = !xdp_multiprog__is_legacy(mp);
 		xdp_multiprog__close(mp);
@@ -180,12 +232,20 @@ bool XskProgram::frags() const noexcept
 	return p_ && p_->frags;
 }
 
+const std::string &XskProgram::single_reason() const noexcept
+{
+	static const std::string none;
+	return p_ ? p_->single_reason : none;
+}
+
 Status XskProgram::detach()
 {
 	if (!p_ || !p_->attached)
 		return ok();
 	p_->attached = false;
-	int err = xdp_program__detach(p_->prog.get(), p_->dev.ifindex, p_->mode, 0);
+	int err = p_->single ? xdp_detach_single(p_->dev.ifindex, bpf_program__fd(p_->skel->progs.xdp_xsk), p_->mode)
+			     : xdp_program__detach(p_->prog.get(), p_->dev.ifindex,
+						   p_->mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err && err != -ENOENT)
 		return errno_error("detach xdp_xsk from " + p_->dev.name, err);
 	return ok();
