@@ -16,6 +16,7 @@
 #include "testbed.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/kernel.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/pcap.hpp"
 #include "xoffload/xsk.hpp"
@@ -329,6 +330,24 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 	}
 	const std::string pkt = env_or_empty("XO_PKT");
 	ASSERT_FALSE(pkt.empty()) << "XO_PKT must be set (run through ctest)";
+	if (!probe_xdp_use_sg().ok) {
+		// what this kernel can do: send refuses the frame clearly (exit 2,
+		// naming the feature), recv binds without XDP_USE_SG and says why
+		CmdResult tx = run_cmd(tool(tb_->ns_a(), send_args({"--size", "6000", "--count", "3"})), kTimeout);
+		EXPECT_EQ(tx.exit_code, 2) << tx.describe();
+		EXPECT_NE(tx.err.find("XDP_USE_SG"), std::string::npos) << tx.err;
+		EXPECT_EQ(std::count(tx.err.begin(), tx.err.end(), '\n'), 1) << tx.err;
+		BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--duration", "1", "--interval", "0"}));
+		CmdResult r = rx.wait(15);
+		ASSERT_TRUE(r.ok()) << r.describe();
+		EXPECT_NE(r.out.find("\"multi_buffer\":false"), std::string::npos) << r.out;
+		EXPECT_NE(r.out.find("\"multi_buffer_why\":\"XDP_USE_SG"), std::string::npos) << r.out;
+		CmdResult on = run_cmd(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--multi-buffer", "on", "--duration", "1"}),
+				       kTimeout);
+		EXPECT_EQ(on.exit_code, 2) << on.describe();
+		GTEST_SKIP() << "multi-buffer frames: " << kernel_lacks(kFeatXdpUseSg) << " [" << probe_xdp_use_sg().how
+			     << "]; checked the refusal instead";
+	}
 	const std::string ready = tmp_ + "/ready";
 	BackgroundCmd cap({pkt, "-n", tb_->ns_b(), "capture", tb_->if_b(), "--count", "3", "--timeout", "8", "--hex",
 			   "--src-mac", "02:00:00:00:00:0a", "--ready-file", ready});
@@ -446,7 +465,9 @@ TEST_F(XskVeth, UsageErrors)
 TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 {
 	using namespace xsk;
-	constexpr uint64_t kFramesToSend = 1'000'000;
+	// under emulation (tools/vm-test, TCG) a million frames take minutes:
+	// 100k still fill every ring and overflow RX many times over
+	const uint64_t kFramesToSend = env_or_empty("XO_IN_VM").empty() ? 1'000'000 : 100'000;
 	std::optional<XskProgram> prog;
 	std::optional<Umem> rx_umem, tx_umem;
 	std::optional<XskSocket> rx, tx;

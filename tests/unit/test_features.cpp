@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "xoffload/features.hpp"
+#include "xoffload/kernel.hpp"
 
 using namespace xoffload;
 
@@ -30,7 +31,7 @@ struct Row {
 };
 
 constexpr auto SW = Where::software, HW = Where::hardware, NO = Where::none;
-constexpr auto K61 = KernelVersion::v6_1, K612 = KernelVersion::v6_12;
+constexpr auto K61 = KernelVersion::v6_1, K612 = KernelVersion::v6_12, K72 = KernelVersion::v7_2;
 
 const Row kRows[] = {
 	{"veth_keeps_gso", "veth", L4::tcp4, true, 0, K612, false, HW, 0, HW, 0, 1, true, "passthru_features_check",
@@ -54,6 +55,13 @@ const Row kRows[] = {
 	 "the two vlan devices add tags (vlan_dev_hard_start_xmit); bridge passthru; vxlan drops GSO"},
 	{"geneve_one_tag", "geneve/veth", L4::tcp4, true, 1, K612, false, SW, 0, SW, 0, 4, false, "vlan_features",
 	 "drivers/net/geneve.c geneve_setup() never sets vlan_features: tagged skbs lose SG, csum, GSO"},
+	{"vxlan_over_bridge_612", "vxlan/bridge/veth", L4::tcp4, true, 0, K612, false, SW, 1, SW, 1, 4, false,
+	 "hw_enc_features", "net/bridge/br_device.c br_dev_setup() never sets hw_enc_features: encapsulated GSO "
+	 "segmented at the bridge"},
+	{"vxlan_over_bridge_72", "vxlan/bridge/veth", L4::tcp4, true, 0, K72, false, HW, 2, HW, 2, 1, true, "",
+	 "7.2: br_add_if() -> netdev_compute_master_upper_features() gives the bridge its ports' hw_enc_features"},
+	{"vxlan_over_bridge_udp_vlan_72", "vxlan/bridge/veth", L4::udp4, true, 1, K72, false, HW, 2, HW, 2, 1, true, "",
+	 "7.2: the same for USO, the inner tag is inside the tunnel"},
 	{"geneve_untagged", "geneve/veth", L4::tcp4, true, 0, K612, false, HW, 1, HW, 1, 1, true, "",
 	 "untagged skbs do not look at vlan_features (net/core/dev.c netif_skb_features())"},
 	{"geneve_one_tag_patched", "geneve/veth", L4::tcp4, true, 1, K612, true, HW, 1, HW, 1, 1, true, "",
@@ -240,6 +248,47 @@ TEST(TxPath, VethCopyModeOn61DoesEverythingInSoftware)
 	auto plan = tx_plan(q, p);
 	EXPECT_FALSE(plan.csum_hw);
 	EXPECT_TRUE(plan.segment_sw);
+}
+
+TEST(TxPath, VirtioNetOn72RefusesTxMetadata)
+{
+	PacketClass p;
+	p.l4 = L4::udp4;
+	auto q = tx_queue_facts(DevKind::virtio_net, KernelVersion::v7_2, false);
+	EXPECT_FALSE(q.tx_md_csum) << "7.2's virtio_net refuses a UMEM with TX metadata at bind";
+	EXPECT_NE(q.tx_md_why.find("refuses"), std::string::npos) << q.tx_md_why;
+	auto plan = tx_plan(q, p);
+	EXPECT_FALSE(plan.csum_hw);
+	bool said = false;
+	for (const auto &r : plan.reasons)
+		said |= r.find("refuses a UMEM with TX metadata") != std::string::npos;
+	EXPECT_TRUE(said) << "the plan names why the checksum is in software";
+	EXPECT_TRUE(tx_queue_facts(DevKind::veth, KernelVersion::v7_2, false).tx_md_csum) << "veth copy mode takes it";
+	EXPECT_TRUE(tx_queue_facts(DevKind::virtio_net, KernelVersion::v6_12, false).tx_md_csum);
+}
+
+TEST(KernelModel, ReleaseMapsToTheNewestModelNotNewer)
+{
+	EXPECT_EQ(kernel_model_for(5, 15), KernelVersion::v6_1);
+	EXPECT_EQ(kernel_model_for(6, 1), KernelVersion::v6_1);
+	EXPECT_EQ(kernel_model_for(6, 11), KernelVersion::v6_1);
+	EXPECT_EQ(kernel_model_for(6, 12), KernelVersion::v6_12);
+	EXPECT_EQ(kernel_model_for(6, 18), KernelVersion::v6_12);
+	EXPECT_EQ(kernel_model_for(7, 2), KernelVersion::v7_2);
+	EXPECT_EQ(kernel_model_for(8, 0), KernelVersion::v7_2);
+	auto r = parse_kernel_release("6.1.0-57-amd64");
+	EXPECT_EQ(r.major, 6u);
+	EXPECT_EQ(r.minor, 1u);
+	EXPECT_TRUE(r.at_least(6, 1));
+	EXPECT_FALSE(r.at_least(6, 2));
+	r = parse_kernel_release("7.2.13+deb14-amd64");
+	EXPECT_EQ(r.minor, 2u);
+	EXPECT_TRUE(r.at_least(6, 12));
+	EXPECT_EQ(parse_kernel_release("not a version").major, 0u);
+	EXPECT_EQ(*parse_kernel_version("newest"), KernelVersion::v7_2);
+	EXPECT_EQ(*parse_kernel_version("running"), running_kernel_model());
+	EXPECT_FALSE(parse_kernel_version("6.6").ok());
+	EXPECT_NE(kernel_lacks(kFeatXdpUseSg).find("needs Linux 6.6 or later (running "), std::string::npos);
 }
 
 TEST(TxPath, LiveLookupRejectsUnknownInterface)

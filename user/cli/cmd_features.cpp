@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/kernel.hpp"
 #include "xoffload/netdev.hpp"
 
 namespace xoffload::cli {
@@ -11,8 +12,9 @@ namespace xoffload::cli {
 namespace {
 
 struct FeatOpts {
-	std::string ifname, stack, packet = "tcp4", encap, kernel = "6.12";
+	std::string ifname, stack, packet = "tcp4", encap, kernel = "running";
 	bool gso = false, explain = false, patched = false, meta = false, no_csum = false;
+	bool running = false;	// --kernel running (the default): the model of uname's release
 	unsigned vlans = 0, payload = 4000, mss = 1000;
 };
 
@@ -51,7 +53,8 @@ void print_text(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 {
 	FeatureMask rel = relevant(p);
 	std::printf("packet: %s, %u bytes payload, gso_size %u\n", p.describe().c_str(), p.payload, p.gso_size);
-	std::printf("model: Linux %s%s\n", o.kernel.c_str(), o.patched ? " + kpatches/" : "");
+	std::printf("model: Linux %s%s%s\n", o.kernel.c_str(), o.patched ? " + kpatches/" : "",
+		    o.running ? (" (the running kernel, " + running_kernel().text + ")").c_str() : "");
 	std::printf("result: %s\n", r.summary().c_str());
 	for (size_t i = 0; i < st.size(); i++) {
 		const DeviceModel &d = st[i];
@@ -87,7 +90,8 @@ void print_text(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 void print_json(const FeatOpts &o, const std::vector<DeviceModel> &st, const PacketClass &p, const Resolution &r)
 {
 	Json j;
-	j.begin_object().kv("kernel", o.kernel).kv("patched", o.patched).kv("packet", p.describe());
+	j.begin_object().kv("kernel", o.kernel).kv("running", running_kernel().text).kv("patched", o.patched)
+		.kv("packet", p.describe());
 	j.begin_object("segmentation").kv("where", where_name(r.seg))
 		.kv("device", r.seg_layer >= 0 ? r.layers[r.seg_layer].device : std::string()).end_object();
 	j.begin_object("checksum").kv("where", where_name(r.csum))
@@ -111,13 +115,15 @@ void print_json(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 	j.end_array().end_object().print();
 }
 
-int run(const Globals &g, const FeatOpts &o)
+int run(const Globals &g, FeatOpts o)
 {
 	if (o.ifname.empty() == o.stack.empty())
 		return report(usage_error("give either an interface or --stack"));
 	auto k = parse_kernel_version(o.kernel);
 	if (!k)
 		return report(k.error());
+	o.running = o.kernel == "running";
+	o.kernel = kernel_version_name(*k);
 	auto l4 = parse_l4(o.packet);
 	if (!l4)
 		return report(l4.error());
@@ -184,7 +190,9 @@ void add_features_command(CLI::App &app, Globals &g, int &rc)
 	c->add_flag("--no-csum", o->no_csum, "Checksum already complete (CHECKSUM_NONE), not partial");
 	c->add_option("--payload", o->payload, "L4 payload bytes (default 4000)");
 	c->add_option("--mss", o->mss, "gso_size (default 1000)");
-	c->add_option("--kernel", o->kernel, "Model of Linux 6.1 | 6.12 (default)");
+	c->add_option("--kernel", o->kernel,
+		      "Model of Linux 6.1 | 6.12 | 7.2 (newest) | running (default: the newest model not newer "
+		      "than uname's release)");
 	c->add_flag("--patched", o->patched, "With the kpatches/ series applied");
 	c->add_flag("--explain", o->explain, "Show every layer's features, vlan_features, hw_enc_features");
 	c->callback([&g, &rc, o] { rc = run(g, *o); });

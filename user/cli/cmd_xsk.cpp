@@ -22,6 +22,7 @@
 #include "xoffload/features.hpp"
 #include "xoffload/geneve.hpp"
 #include "xoffload/gso.hpp"
+#include "xoffload/kernel.hpp"
 #include "xoffload/xsk.hpp"
 #include "xoffload/xsk_prog.hpp"
 
@@ -90,8 +91,12 @@ struct Engine {
 	std::optional<xsk::Umem> umem;
 	std::vector<XskSocket> socks;
 	std::string mode;		// "copy" / "zero-copy"
-	std::string md;			// tx-metadata state
+	std::string md;			// tx-metadata state: enabled, off, unsupported, refused, n/a
+	std::string md_why;		// why not enabled, where it was wanted
 	bool sg = false;		// bound with XDP_USE_SG
+	std::string sg_why;		// why not, where it was wanted
+	std::string csum = "n/a";	// send: who completes the L4 checksum (tx-metadata, software)
+	std::string csum_why;
 	bool shared_queue = false;	// all sockets on one queue, one fill ring (create_shared)
 	bool geneve = false;		// socket i sits in slot i of xdp_geneve's XSKMAP
 };
@@ -105,9 +110,15 @@ struct EngineUse {
 	bool tx_md = false;		// a frame may ask for a TX metadata checksum: register it
 };
 
+Result<Engine> make_sockets(const Netdev &dev, const XskOpts &o, const EngineUse &use, const xsk::UmemConfig &uc,
+			    const std::vector<uint32_t> &qs, uint32_t per, xsk::BindMode bm);
+
+// The UMEM and the sockets of a command. TX metadata is registered only
+// where use asks for it, and dropped (with the reason in md_why) where the
+// kernel or the driver refuses it.
 Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse &use)
 {
-	const bool rx = use.rx, tx = use.tx;
+	const bool tx = use.tx;
 	auto bm = xsk::parse_bind_mode(o.xsk_mode);
 	if (!bm)
 		return bm.error();
@@ -130,7 +141,39 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse 
 	uc.frame_count = per * static_cast<uint32_t>(qs.size());
 	// only where a frame may use it: copy mode pays for the metadata area on
 	// every descriptor (tools/bench xsk, 1514 B: ~10% of the rate)
-	uc.tx_metadata = tx && use.tx_md && !o.no_tx_metadata;
+	const bool md_wanted = tx && use.tx_md && !o.no_tx_metadata;
+	uc.tx_metadata = md_wanted && !tx_metadata_refused(dev.ifindex);
+	auto e = make_sockets(dev, o, use, uc, qs, per, *bm);
+	// virtio_net (7.x) refuses a pool with TX metadata at bind, in copy mode
+	// too: bind again over a UMEM without it, checksums then in software
+	if (!e && e.error().err == EOPNOTSUPP && uc.tx_metadata) {
+		note_tx_metadata_refused(dev.ifindex);
+		uc.tx_metadata = false;
+		e = make_sockets(dev, o, use, uc, qs, per, *bm);
+	}
+	if (!e)
+		return e.error();
+	if (!tx) {
+		e->md = "n/a";
+	} else if (e->umem->tx_metadata()) {
+		e->md = "enabled";
+	} else if (!md_wanted) {
+		e->md = "off";
+	} else if (!uc.tx_metadata) {
+		e->md = "refused";
+		e->md_why = dev.name + " refuses a UMEM with TX metadata at bind (EOPNOTSUPP)";
+	} else {
+		e->md = "unsupported";
+		e->md_why = kernel_lacks(kFeatXskTxMetadata);
+	}
+	return e;
+}
+
+// One try of make_engine: the UMEM as uc says, and the sockets over it.
+Result<Engine> make_sockets(const Netdev &dev, const XskOpts &o, const EngineUse &use, const xsk::UmemConfig &uc,
+			    const std::vector<uint32_t> &qs, uint32_t per, xsk::BindMode bm)
+{
+	const bool rx = use.rx, tx = use.tx;
 	auto umem = xsk::Umem::create(uc);
 	if (!umem)
 		return umem.error();
@@ -143,7 +186,7 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse 
 		sc.fill_size = sc.comp_size = o.ring_size;
 		sc.rx_size = rx ? o.ring_size : 0;
 		sc.tx_size = tx ? o.ring_size : 0;
-		sc.mode = *bm;
+		sc.mode = bm;
 		sc.need_wakeup = !o.no_need_wakeup;
 		sc.busy_poll = o.busy_poll;
 		sc.multi_buffer = (tx && use.tx_frame + e.umem->tx_metadata_len() > o.frame_size) || (rx && use.rx_sg);
@@ -162,8 +205,9 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse 
 	}
 	e.shared_queue = use.shared > 0;
 	e.mode = e.socks.front().zero_copy() ? "zero-copy" : "copy";
-	e.md = !tx ? "n/a" : e.umem->tx_metadata() ? "enabled" : !uc.tx_metadata ? "off" : "unsupported";
 	e.sg = e.socks.front().multi_buffer();
+	if (rx && use.rx_sg && !e.sg)
+		e.sg_why = probe_xdp_use_sg().ok ? "the kernel refused XDP_USE_SG at bind" : kernel_lacks(kFeatXdpUseSg);
 	return e;
 }
 
@@ -303,6 +347,14 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 		Json j;
 		j.begin_object().kv("type", "summary").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
 			.kv("queues", queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md).kv("multi_buffer", e.sg)
+			.kv("kernel", running_kernel().text);
+		if (!e.md_why.empty())
+			j.kv("tx_metadata_why", e.md_why);
+		if (!e.sg_why.empty())
+			j.kv("multi_buffer_why", e.sg_why);
+		if (!rx)
+			j.kv("checksum", e.csum);
+		j
 			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
 			.kv("gbps", gbps).kv(rx ? "fill_full" : "ring_full", t.ring_full).kv("wakeups", t.wakeups)
 			.kv("interrupted", interrupted);
@@ -681,6 +733,84 @@ Result<TxFrame> make_tx_frame(FrameSpec spec, const GsoRequest &req, bool partia
 	return f;
 }
 
+// --gso: every segment of the super-packet fits one UMEM frame of cap bytes
+// (md_room of the frame went to the TX metadata). Usage error otherwise,
+// before anything is bound.
+Status check_segments_fit(const FrameSpec &spec, const GsoRequest &req, const XskOpts &o, uint32_t cap,
+			  uint32_t md_room)
+{
+	auto super = build_frame(spec);
+	if (!super)
+		return super.error();
+	const std::span<const std::byte> in(super->bytes);
+	const std::span<const std::span<const std::byte>> input(&in, 1);
+	GsoError why{};
+	int nseg = gso_count(input, req, &why);
+	if (nseg < 0)
+		return usage_error("--gso " + o.gso + ": " + to_string(why));
+	std::vector<std::byte> scratch(static_cast<size_t>(nseg) * cap);
+	std::vector<GsoFrame> frames(static_cast<size_t>(nseg));
+	for (int i = 0; i < nseg; i++)
+		frames[i] = GsoFrame{scratch.data() + static_cast<size_t>(i) * cap, cap};
+	if (gso_segment(input, req, frames, &why) != nseg)
+		return usage_error("--gso " + o.gso + ": " + to_string(why) + " (UMEM frames hold " + std::to_string(cap) +
+				   " bytes" +
+				   (md_room ? " after " + std::to_string(md_room) + " of TX metadata; --sw-csum leaves " +
+						      std::to_string(cap + md_room)
+					    : std::string()) +
+				   ")");
+	return ok();
+}
+
+// What send does for one packet class on this device, as it will run: the
+// model's facts for the device under the running kernel's model, corrected
+// by the bound socket (TX metadata is what the kernel and the driver took,
+// not what a version promises), then --sw-csum / --tx-csum.
+TxPlan send_plan(const Netdev &dev, Engine &e, const XskOpts &o, const PacketClass &pc)
+{
+	auto facts = tx_queue_facts_live(dev.name, running_kernel_model(), e.socks.front().zero_copy());
+	TxQueueFacts q;
+	if (facts)
+		q = *facts;
+	else
+		q.source = "no facts for " + dev.name + ": " + facts.error().msg;
+	if (!e.umem->tx_metadata()) {
+		q.tx_md_csum = false;
+		q.tx_md_why = e.md == "off" ? "TX metadata not registered (--sw-csum, --no-tx-metadata or no --tx-csum)"
+					    : e.md_why;
+	}
+	TxPlan p = tx_plan(q, pc);
+	if (o.sw_csum && !o.gso.empty())
+		p.reasons.push_back("--sw-csum: every checksum folded into the copy in software");
+	if (o.tx_csum && e.umem->tx_metadata() && !p.csum_hw && pc.csum_partial) {
+		p.csum_hw = true;
+		p.reasons.push_back("--tx-csum: checksum asked of the queue through TX metadata although the model "
+				    "expects it to be ignored (" + q.source + ")");
+	}
+	e.csum = p.csum_hw ? "tx-metadata" : "software";
+	e.csum_why = p.csum_hw		   ? ""
+		     : o.sw_csum && !o.gso.empty() ? "--sw-csum"
+		     : !pc.csum_partial		   ? "not asked of the queue (--tx-csum asks)"
+						   : q.tx_md_why;
+	return p;
+}
+
+// The "tx plan:" line (always, on stderr; the reasons behind it with -v).
+void print_plan(const Globals &g, const Engine &e, const TxPlan &p, const char *gso)
+{
+	if (g.json)
+		return;
+	std::string seg = std::string(gso) == "none" ? "none" : std::string("software (") + gso + ")";
+	std::fprintf(stderr, "tx plan: segmentation %s, checksum %s%s, tags %s, multi-buffer %s; kernel %s (model %s)\n",
+		     seg.c_str(), p.csum_hw ? "by the queue (TX metadata)" : "in software",
+		     !p.csum_hw && !e.csum_why.empty() ? (" (" + e.csum_why + ")").c_str() : "",
+		     p.vlan_sw ? "in software" : "none", e.sg ? "on" : "off", running_kernel().text.c_str(),
+		     kernel_version_name(running_kernel_model()));
+	if (g.verbose)
+		for (const auto &r : p.reasons)
+			std::fprintf(stderr, "  why: %s\n", r.c_str());
+}
+
 Status run_send(const Globals &g, const XskOpts &o)
 {
 	if (auto s = check_common(o); !s)
@@ -789,10 +919,25 @@ Status run_send(const Globals &g, const XskOpts &o)
 	}
 	EngineUse use{false, true, false, tx_frame};
 	use.tx_md = req.type != GsoType::none ? !o.sw_csum : o.tx_csum;
+	// The frame layout follows the request, not the kernel: with TX metadata
+	// asked for, every frame starts after its metadata area, so what fits
+	// is the same on a kernel that has the metadata and on one that has not.
+	const uint32_t md_room = use.tx_md && !o.no_tx_metadata ? sizeof(xsk::TxMetadata) : 0;
+	if (req.type != GsoType::none) {
+		if (auto s = check_segments_fit(spec, req, o, o.frame_size - md_room, md_room); !s)
+			return s;
+	} else if (tx_frame + md_room > o.frame_size && !probe_xdp_use_sg().ok) {
+		return usage_error("--size " + std::to_string(o.size) + ": a frame of " + std::to_string(tx_frame) +
+				   " bytes spans several " + std::to_string(o.frame_size) +
+				   "-byte UMEM frames, which needs multi-buffer AF_XDP: " + kernel_lacks(kFeatXdpUseSg));
+	}
 	auto eng = make_engine(*dev, o, use);
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
+	// one line where the checksum moved to software against the request
+	if (use.tx_md && !e.md_why.empty() && !g.json)
+		std::fprintf(stderr, "note: checksums in software: %s\n", e.md_why.c_str());
 	const bool hw_csum = o.tx_csum && e.umem->tx_metadata();
 	if (req.type != GsoType::none) {
 		// the engine computes (or leaves partial) every checksum itself
@@ -814,16 +959,20 @@ Status run_send(const Globals &g, const XskOpts &o)
 		pc.encap = req.geneve ? Encap::geneve : Encap::none;
 		pc.payload = static_cast<unsigned>(super->bytes.size());
 		pc.gso_size = req.mss;
-		auto facts = tx_queue_facts_live(dev->name, KernelVersion::v6_12, e.socks.front().zero_copy());
-		TxPlan plan;
-		if (facts)
-			plan = tx_plan(*facts, pc);
-		const bool csum_hw = !o.sw_csum && e.umem->tx_metadata() && (o.tx_csum || plan.csum_hw);
-		if (g.verbose && !g.json)
-			for (const auto &r : plan.reasons)
-				std::fprintf(stderr, "tx plan: %s\n", r.c_str());
-		req.csum = csum_hw ? CsumMode::tx_metadata : CsumMode::software;
+		pc.csum_partial = !o.sw_csum;
+		TxPlan plan = send_plan(*dev, e, o, pc);
+		print_plan(g, e, plan, to_string(req.type));
+		req.csum = plan.csum_hw ? CsumMode::tx_metadata : CsumMode::software;
 		return send_gso_loop(g, *dev, e, o, *super, req, pcap);
+	}
+	{
+		PacketClass pc;
+		pc.gso = false;
+		pc.csum_partial = o.tx_csum;
+		pc.vlans = static_cast<unsigned>(req.geneve ? req.ntags : spec.vids.size());
+		TxPlan plan = send_plan(*dev, e, o, pc);
+		plan.csum_hw = hw_csum;	// what the frame carries; the plan said why
+		print_plan(g, e, plan, "none");
 	}
 	// Geneve: the engine wraps the inner frame once; every send reuses it
 	auto built = make_tx_frame(spec, req, hw_csum);
@@ -1055,11 +1204,14 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	// would make the kernel fall back to copy mode on a zero-copy driver
 	// without multi-buffer support (xp_assign_dev)
 	bool sg = o.multi_buffer == "on";
+	if (sg && !probe_xdp_use_sg().ok)
+		return usage_error("--multi-buffer on: " + kernel_lacks(kFeatXdpUseSg));
+	const uint32_t one_chunk = o.frame_size - kXdpPacketHeadroom;
 	if (o.multi_buffer == "auto") {
 		auto mtu = netdev_mtu(dev->name);
 		if (!mtu)
 			return mtu.error();
-		sg = *mtu + 14 + 8 > o.frame_size - kXdpPacketHeadroom;	// Ethernet + two tags
+		sg = *mtu + 14 + 8 > one_chunk;	// Ethernet + two tags
 	}
 	// Sockets first: a queue in use fails here, before any program is attached.
 	auto eng = make_engine(*dev, o, EngineUse{true, false, sg, 0, nsock});
@@ -1067,6 +1219,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		return eng.error();
 	Engine &e = *eng;
 	e.geneve = o.geneve;
+	if (!e.sg_why.empty())
+		e.sg_why += "; frames over " + std::to_string(one_chunk) + " bytes are dropped (rx_dropped)";
 	std::optional<xsk::XskProgram> prog;
 	if (o.geneve) {
 		for (uint32_t i = 0; i < nsock; i++)
@@ -1122,17 +1276,20 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		Json j;
 		j.begin_object().kv("type", "start").kv("interface", dev->name).kv("queues", queue_list(e))
 			.kv("sockets", static_cast<uint64_t>(e.socks.size())).kv("mode", e.mode)
-			.kv("multi_buffer", e.sg).kv("via", o.geneve ? "xdp_geneve" : "xdp_xsk").end_object().print();
+			.kv("multi_buffer", e.sg).kv("kernel", running_kernel().text);
+		if (!e.sg_why.empty())
+			j.kv("multi_buffer_why", e.sg_why);
+		j.kv("via", o.geneve ? "xdp_geneve" : "xdp_xsk").end_object().print();
 		std::fflush(stdout);
 	} else if (o.geneve) {
 		std::fprintf(stderr, "receiving on %s queue %s with %zu sockets in xdp_geneve's XSKMAP slots 0..%zu "
-				     "(%s mode, multi-buffer %s)\n",
+				     "(%s mode, multi-buffer %s%s)\n",
 			     dev->name.c_str(), queue_list(e).c_str(), e.socks.size(), e.socks.size() - 1, e.mode.c_str(),
-			     e.sg ? "on" : "off");
+			     e.sg ? "on" : "off", e.sg_why.empty() ? "" : (": " + e.sg_why).c_str());
 	} else {
-		std::fprintf(stderr, "receiving on %s queues %s (%s mode, multi-buffer %s, xdp_xsk prog id %u %s)\n",
+		std::fprintf(stderr, "receiving on %s queues %s (%s mode, multi-buffer %s%s, xdp_xsk prog id %u %s)\n",
 			     dev->name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.sg ? "on" : "off",
-			     prog->prog_id(), to_string(*xm));
+			     e.sg_why.empty() ? "" : (": " + e.sg_why).c_str(), prog->prog_id(), to_string(*xm));
 	}
 
 	install_stop_handler();

@@ -56,9 +56,18 @@ const std::vector<NetdevFeature> &all_features();
 // "tx-scatter-gather,tx-tcp-segmentation" (or "none").
 std::string mask_names(FeatureMask m);
 
-enum class KernelVersion { v6_1, v6_12 };
-Result<KernelVersion> parse_kernel_version(std::string_view s);	// "6.1" | "6.12"
+// The kernels whose facts the model holds (Debian 12, 13 and sid), in order:
+// a rule that came with a release applies from its version on (k >= ...).
+enum class KernelVersion { v6_1, v6_12, v7_2 };
+// "6.1" | "6.12" | "7.2" (also "newest"); "running": the model for this kernel
+Result<KernelVersion> parse_kernel_version(std::string_view s);
 const char *kernel_version_name(KernelVersion k);
+// The newest modelled version not newer than release (major.minor); a
+// kernel between two of them takes the older one's facts, one before 6.1
+// the 6.1 facts.
+KernelVersion kernel_model_for(unsigned major, unsigned minor);
+// The model of the running kernel (uname).
+KernelVersion running_kernel_model();
 
 enum class DevKind {
 	veth, tun, macvlan, ipvlan, bridge, bond, team, vlan, vxlan, geneve, virtio_net,
@@ -77,7 +86,7 @@ struct LayerSpec {
 	std::string ifname;		// empty for a described stack
 	uint16_t vlan_proto = 0x8100;	// vlan kind: 802.1Q (0x8100) or 802.1ad (0x88a8)
 	bool peer_xdp = false;		// veth: an XDP program on the peer
-	bool tun_offload = false;	// tun: TUNSETOFFLOAD csum+tso4/6(+uso on 6.12)
+	bool tun_offload = false;	// tun: TUNSETOFFLOAD csum+tso4/6(+uso from 6.2)
 	bool udp_csum = false;		// vxlan/geneve: outer UDP checksum
 	bool mlx4_phv = false;		// mlx4_en: PHV bit, tx-vlan-stag-hw-insert on
 	FeatureMask force_on = 0, force_off = 0;	// ethtool -K on top of the model
@@ -177,6 +186,7 @@ Result<FeatureMask> read_live_features(const std::string &ifname);
 struct TxQueueFacts {
 	bool zero_copy = false;		// XDP_ZEROCOPY bind supported
 	bool tx_md_csum = false;	// XDP_TXMD_FLAGS_CHECKSUM honoured (AF_XDP TX metadata)
+	std::string tx_md_why;		// why not, when tx_md_csum is false
 	bool tx_md_timestamp = false;
 	bool multi_buffer = false;	// XDP_USE_SG on TX in the chosen mode
 	bool hw_segmentation = false;	// never for AF_XDP in 6.1/6.12

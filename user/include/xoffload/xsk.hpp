@@ -86,8 +86,10 @@ struct SocketConfig {
 	BindMode mode = BindMode::automatic;
 	bool need_wakeup = true;
 	bool multi_buffer = false;	// XDP_USE_SG: frames spanning several chunks
-	// With multi_buffer: where the kernel does not know XDP_USE_SG (< 6.6),
-	// bind without it instead of failing; multi_buffer() tells which.
+	// With multi_buffer: where the kernel does not know XDP_USE_SG (< 6.6,
+	// probe_xdp_use_sg()), bind without it instead of failing;
+	// multi_buffer() tells which. Without this, such a request is a usage
+	// error naming the feature (the flag is never handed to such a kernel).
 	bool multi_buffer_if_supported = false;
 	bool busy_poll = false;		// SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET)
 	uint32_t busy_poll_usecs = 20;

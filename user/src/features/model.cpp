@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "xoffload/kernel.hpp"
+
 namespace xoffload {
 
 namespace {
@@ -182,12 +184,37 @@ Result<KernelVersion> parse_kernel_version(std::string_view s)
 		return KernelVersion::v6_1;
 	if (s == "6.12")
 		return KernelVersion::v6_12;
-	return usage_error("unknown kernel '" + std::string(s) + "' (modelled: 6.1, 6.12)");
+	if (s == "7.2" || s == "newest")
+		return KernelVersion::v7_2;
+	if (s == "running")
+		return running_kernel_model();
+	return usage_error("unknown kernel '" + std::string(s) + "' (modelled: 6.1, 6.12, 7.2; or running)");
 }
 
 const char *kernel_version_name(KernelVersion k)
 {
-	return k == KernelVersion::v6_1 ? "6.1" : "6.12";
+	switch (k) {
+	case KernelVersion::v6_1: return "6.1";
+	case KernelVersion::v6_12: return "6.12";
+	case KernelVersion::v7_2: return "7.2";
+	}
+	return "?";
+}
+
+KernelVersion kernel_model_for(unsigned major, unsigned minor)
+{
+	auto at_least = [&](unsigned a, unsigned b) { return major > a || (major == a && minor >= b); };
+	if (at_least(7, 2))
+		return KernelVersion::v7_2;
+	if (at_least(6, 12))
+		return KernelVersion::v6_12;
+	return KernelVersion::v6_1;
+}
+
+KernelVersion running_kernel_model()
+{
+	const KernelRelease &r = running_kernel();
+	return kernel_model_for(r.major, r.minor);
 }
 
 namespace {
@@ -281,7 +308,7 @@ DeviceModel model_one(const LayerSpec &s, const DeviceModel *lower, KernelVersio
 		// drivers/net/tun.c tun_set_iff(): hw_features; tun_net_fix_features()
 		// masks TUN_USER_FEATURES with what TUNSETOFFLOAD (set_offload) allowed
 		FeatureMask user = kHwCsum | B(F::tso_ecn) | B(F::tso) | B(F::tso6);
-		if (k == KernelVersion::v6_12)
+		if (k >= KernelVersion::v6_12)
 			user |= B(F::gso_udp_l4);	// TUN_F_USO4/6 since 6.2
 		d.features = kSg | kFraglist | fmask::vlan_tx | (s.tun_offload ? user : 0);
 		d.vlan_features = d.features & ~fmask::vlan_tx;
@@ -312,9 +339,22 @@ DeviceModel model_one(const LayerSpec &s, const DeviceModel *lower, KernelVersio
 	}
 	case DevKind::bridge:
 		d.features = master_features(kBrCommon | fmask::vlan_tx, lower);
-		d.vlan_features = kBrCommon;
-		d.hw_enc_features = 0;	// br_dev_setup() never sets it
 		d.source = "net/bridge/br_device.c br_dev_setup() COMMON_FEATURES; br_if.c br_features_recompute()";
+		if (k >= KernelVersion::v7_2) {
+			// br_add_if() -> netdev_compute_master_upper_features(), as bond
+			// and team: vlan_features and hw_enc_features from the ports, so
+			// an encapsulated GSO skb keeps its GSO through the bridge (6.18
+			// still segments it there, Debian's 7.2 does not: measured by
+			// tests/integration/test_features_kernel.cpp)
+			d.vlan_features = increment(base_features(kMasterVlan), lower ? lower->vlan_features : 0, kMasterVlan);
+			d.hw_enc_features = increment(base_features(kMasterEnc), lower ? lower->hw_enc_features : 0, kMasterEnc) |
+					    fmask::gso_encap_all | fmask::vlan_tx;
+			d.source += "; net/core/dev.c netdev_compute_master_upper_features(): vlan_features, hw_enc_features "
+				    "from the ports";
+		} else {
+			d.vlan_features = kBrCommon;
+			d.hw_enc_features = 0;	// br_dev_setup() never sets it
+		}
 		d.check_source = "net/bridge/br_device.c br_netdev_ops";
 		break;
 	case DevKind::bond:
@@ -369,7 +409,7 @@ DeviceModel model_one(const LayerSpec &s, const DeviceModel *lower, KernelVersio
 	case DevKind::virtio_net:
 		// drivers/net/virtio_net.c virtnet_probe(), a host offering csum, TSO and (6.2+) USO
 		d.features = kHwCsum | kSg | (fmask::all_tso & ~B(F::tso_mangleid)) | B(F::gso_robust) | kHighdma |
-			     (k == KernelVersion::v6_12 ? B(F::gso_udp_l4) : 0);
+			     (k >= KernelVersion::v6_12 ? B(F::gso_udp_l4) : 0);
 		d.vlan_features = d.features;
 		d.source = "drivers/net/virtio_net.c virtnet_probe(): host csum+tso(+uso), vlan_features = features";
 		d.check_source = "drivers/net/virtio_net.c virtnet_netdev";

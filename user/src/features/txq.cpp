@@ -12,7 +12,8 @@ namespace xoffload {
 TxQueueFacts tx_queue_facts(DevKind kind, KernelVersion k, bool zero_copy)
 {
 	TxQueueFacts q;
-	bool k612 = k == KernelVersion::v6_12;
+	// TX metadata (checksum, timestamp) and copy-mode multi-buffer: 6.8 and 6.6
+	bool k612 = k >= KernelVersion::v6_12;
 	switch (kind) {
 	case DevKind::mlx5_core:
 		// en_main.c: netdev->xsk_tx_metadata_ops = &mlx5e_xsk_tx_metadata_ops (6.8)
@@ -44,6 +45,13 @@ TxQueueFacts tx_queue_facts(DevKind kind, KernelVersion k, bool zero_copy)
 		q.source = std::string(dev_kind_name(kind)) + ": copy mode only";
 		break;
 	}
+	bool md_refused = false;
+	if (kind == DevKind::virtio_net && k >= KernelVersion::v7_2) {
+		// Debian's 7.2 in qemu: bind of a UMEM with tx_metadata_len
+		// answers EOPNOTSUPP, copy mode and zero-copy alike (NIC-FACTS.md)
+		md_refused = true;
+		q.source += "; 7.2: a UMEM with TX metadata is refused at bind";
+	}
 	if (!zero_copy) {
 		// copy mode: net/xdp/xsk.c xsk_build_skb() makes an skb; the TX
 		// metadata checksum request becomes CHECKSUM_PARTIAL (6.8+), and
@@ -58,6 +66,12 @@ TxQueueFacts tx_queue_facts(DevKind kind, KernelVersion k, bool zero_copy)
 	} else if (!q.zero_copy) {
 		q.source += "; zero-copy not available";
 	}
+	if (md_refused)
+		q.tx_md_csum = q.tx_md_timestamp = false;
+	if (!q.tx_md_csum)
+		q.tx_md_why = md_refused ? "the driver refuses a UMEM with TX metadata"
+			    : !k612	 ? "no AF_XDP TX metadata before Linux 6.8"
+					 : "no xsk_tx_metadata_ops checksum in the driver";
 	return q;
 }
 
@@ -87,8 +101,9 @@ TxPlan tx_plan(const TxQueueFacts &q, const PacketClass &pkt)
 			p.reasons.push_back("checksum by the queue: XDP_TXMD_FLAGS_CHECKSUM with csum_start/csum_offset (" +
 					    q.source + ")");
 		} else {
-			p.reasons.push_back("queue has no TX metadata checksum: folded into the copy in software (" +
-					    q.source + ")");
+			p.reasons.push_back("queue has no TX metadata checksum" +
+					    (q.tx_md_why.empty() ? std::string() : " (" + q.tx_md_why + ")") +
+					    ": folded into the copy in software (" + q.source + ")");
 		}
 	}
 	return p;

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <vector>
 
+#include "xoffload/kernel.hpp"
+
 #ifndef AF_XDP
 #define AF_XDP 44
 #endif
@@ -210,7 +212,7 @@ Result<Umem> Umem::create(const UmemConfig &cfg)
 	if (!cfg.tx_metadata)
 		st->md_note = "not requested";
 	else if (!st->tx_md_len)
-		st->md_note = "unsupported (kernel < 6.8: XDP_UMEM_REG refused tx_metadata_len)";
+		st->md_note = "unsupported: " + kernel_lacks(kFeatXskTxMetadata);
 	return Umem(std::move(st));
 }
 
@@ -389,9 +391,14 @@ int bind_xsk(int fd, const sockaddr_xdp &sxdp)
 	return rc ? errno : 0;
 }
 
-Error bind_error(const Netdev &dev, const SocketConfig &cfg, int e)
+Error bind_error(const Netdev &dev, const SocketConfig &cfg, int e, bool tx_md = false)
 {
 	const std::string where = dev.name + " queue " + std::to_string(cfg.queue);
+	// virtio_net of 7.x refuses a pool with tx_metadata_len in copy mode too
+	if (e == EOPNOTSUPP && tx_md)
+		return runtime_error("bind AF_XDP on " + where + ": the driver refuses a UMEM with TX metadata" +
+					     (cfg.mode == BindMode::zero_copy ? " (or has no zero-copy support)" : ""),
+				     e);
 	if (e == EBUSY)
 		return runtime_error(where + " is already in use by another AF_XDP socket "
 					     "(another offload-tool send/recv running?)",
@@ -404,7 +411,8 @@ Error bind_error(const Netdev &dev, const SocketConfig &cfg, int e)
 		return runtime_error("bind AF_XDP on " + where + ": multi-buffer (XDP_USE_SG) not supported", e);
 	if (e == EINVAL)
 		return runtime_error("bind AF_XDP on " + where + ": invalid queue or flags (does " + dev.name +
-					     " have that many rx/tx queues?)",
+					     " have that many rx/tx queues?" +
+					     (cfg.multi_buffer ? " XDP_USE_SG was asked for" : "") + ")",
 				     e);
 	return errno_error("bind AF_XDP on " + where, e);
 }
@@ -468,6 +476,16 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 				   std::to_string(cfg.frames) + " wanted, " +
 				   std::to_string(us->frame_count - us->next_frame) + " left)");
 
+	const bool shared = us->owner_taken;
+	// never hand the kernel a flag it does not know: before 6.6 XDP_USE_SG
+	// makes bind fail with the EINVAL of a bad queue
+	bool want_sg = !shared && cfg.multi_buffer;
+	if (want_sg && !probe_xdp_use_sg().ok) {
+		if (!cfg.multi_buffer_if_supported)
+			return usage_error("multi-buffer AF_XDP on " + dev.name + ": " + kernel_lacks(kFeatXdpUseSg));
+		want_sg = false;
+	}
+
 	auto p = std::make_unique<Impl>();
 	p->umem = us;
 	p->dev = dev;
@@ -477,7 +495,6 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 	p->tx_offset = us->tx_md_len;
 	auto pool = std::make_shared<FramePool>();
 	pool->shift = log2u(us->frame_size);
-	const bool shared = us->owner_taken;
 	if (shared) {
 		p->own_fd.reset(::socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0));
 		if (!p->own_fd.valid())
@@ -501,17 +518,19 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 	} else {
 		if (cfg.need_wakeup)
 			sxdp.sxdp_flags |= XDP_USE_NEED_WAKEUP;
-		if (cfg.multi_buffer)
+		if (want_sg)
 			sxdp.sxdp_flags |= kXdpUseSg;
 		if (cfg.mode == BindMode::zero_copy)
 			sxdp.sxdp_flags |= XDP_ZEROCOPY;
 		else if (cfg.mode == BindMode::copy)
 			sxdp.sxdp_flags |= XDP_COPY;
 	}
-	bool sg = !shared && cfg.multi_buffer;
+	bool sg = want_sg;
 	int e = bind_xsk(p->fd, sxdp);
 	// Kernels before 6.6 refuse the unknown XDP_USE_SG flag with EINVAL
-	// before looking at anything else; a failed bind leaves the socket as it was.
+	// before looking at anything else (the probe said so already; this
+	// covers a probe that could only guess); a failed bind leaves the
+	// socket as it was.
 	if (e == EINVAL && sg && cfg.multi_buffer_if_supported) {
 		sxdp.sxdp_flags &= static_cast<uint16_t>(~kXdpUseSg);
 		if (!bind_xsk(p->fd, sxdp)) {
@@ -520,7 +539,7 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 		}
 	}
 	if (e)
-		return bind_error(dev, cfg, e);
+		return bind_error(dev, cfg, e, us->tx_md_len != 0);
 	p->zc = query_zero_copy(p->fd);
 	if (!shared) {
 		us->sg = sg;
