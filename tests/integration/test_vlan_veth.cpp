@@ -8,6 +8,7 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -115,10 +116,14 @@ protected:
 		TestbedTest::TearDown();
 	}
 
-	// offload-tool [--json] -n NS args...
-	CmdResult tool(const std::string &ns, std::vector<std::string> args, bool json = false)
+	// [env ENV] offload-tool [--json] -n NS args...
+	CmdResult tool(const std::string &ns, std::vector<std::string> args, bool json = false,
+		       const std::string &env = "")
 	{
-		std::vector<std::string> argv{tool_};
+		std::vector<std::string> argv;
+		if (!env.empty())
+			argv = {"env", env};
+		argv.push_back(tool_);
 		if (json)
 			argv.push_back("--json");
 		argv.insert(argv.end(), {"-n", ns});
@@ -226,6 +231,27 @@ protected:
 
 	std::string pin_dir(const Endpoint &e) const { return "/sys/fs/bpf/xoffload/" + e.ifname + "@" + e.ns; }
 
+	// After an XDP attach that succeeded: its stderr says why @entry runs
+	// as a single program, in one "xoffload: ..." line, exactly when
+	// status shows a single program; behind libxdp's dispatcher, nothing.
+	void expect_attach_note(const CmdResult &at, const Endpoint &e, const std::string &entry)
+	{
+		CmdResult st = tool(e.ns, {"status", e.ifname}, true);
+		const std::string tail = "attached " + entry + " as a single program\n";
+		if (st.out.find("\"multiprog\":false") != std::string::npos) {
+			EXPECT_EQ(std::count(at.err.begin(), at.err.end(), '\n'), 1) << "single program: one line: " << at.err;
+			EXPECT_EQ(at.err.rfind("xoffload: ", 0), 0u) << at.err;
+			EXPECT_TRUE(at.err.size() >= tail.size() &&
+				    at.err.compare(at.err.size() - tail.size(), tail.size(), tail) == 0)
+				<< "the line ends in \"" << tail << "\": " << at.err;
+		} else {
+			EXPECT_NE(st.out.find("\"multiprog\":true"), std::string::npos) << st.out;
+			EXPECT_EQ(at.err.find("single program"), std::string::npos) << "behind the dispatcher: " << at.err;
+		}
+	}
+
+	static bool one_line(const CmdResult &r) { return std::count(r.err.begin(), r.err.end(), '\n') == 1; }
+
 	// Nothing of ours on the interface: no program, no filter, no pins.
 	void expect_clean(const Endpoint &e, const std::string &when)
 	{
@@ -312,7 +338,9 @@ TEST_F(VlanVeth, XdpNativePop)
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
 
-	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"}));
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	expect_attach_note(at, b_, "xdp_vlan");
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
 		      "xdp native pop: untagged on B");
@@ -345,8 +373,15 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 			ASSERT_TRUE(tool_ok(b_.ns, {"geneve", "rule", "add", b_.ifname, "--vni", "5", "--action", "cpu"}));
 		}
 		CmdResult at = tool(b_.ns, {"attach", b_.ifname, feature, "--mode", "native"});
-		ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+		EXPECT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+		if (!at.ok()) {
+			// nothing attached: detach only takes the rule's pins away
+			(void)tool(b_.ns, {"detach", b_.ifname});
+			expect_all_clean("after the failed attach and a detach");
+			continue;	// the other feature and the traffic below still tell
+		}
 		EXPECT_NE(at.out.find(entry), std::string::npos) << at.out;
+		expect_attach_note(at, b_, entry);
 		if (geneve) {
 			CmdResult e = run_cmd({"bpftool", "map", "lookup", "pinned", pin_dir(b_) + "/xo_gnv_cpus", "key",
 					       "0", "0", "0", "0"},
@@ -372,6 +407,7 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	EXPECT_NE(at.out.find("xdp_vlan_mb"), std::string::npos) << at.out;
+	expect_attach_note(at, b_, "xdp_vlan_mb");
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname, "--depth", "2"}));
 	expect_frames(jumbo({kAd100, kQ100}), n, [&](unsigned i) { return frame({}, i, kMacB, payload); },
 		      "xdp_vlan_mb pop of 6000-byte QinQ frames");
@@ -415,7 +451,9 @@ TEST_F(VlanVeth, XdpSkbPop)
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
 
-	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--mode", "skb"}));
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--mode", "skb"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	expect_attach_note(at, b_, "xdp_vlan");
 	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
 	EXPECT_NE(st.out.find("\"mode\":\"skb\""), std::string::npos) << "status shows skb mode: " << st.out;
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
@@ -516,7 +554,10 @@ TEST_F(VlanVeth, XdpAllowListDrop)
 }
 
 // The same object loaded by xdp-loader, with its maps pinned where
-// offload-tool looks for them, is configured by offload-tool.
+// offload-tool looks for them, is configured by offload-tool. Where
+// xdp-loader's libxdp dispatcher cannot run xdp_vlan (libxdp before 1.6 on
+// 6.12 and later) the load fails as the README says, and
+// LIBXDP_SKIP_DISPATCHER=1 loads it as a single program.
 TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 {
 	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
@@ -527,21 +568,27 @@ TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 		      "negative: no program, the 802.1Q tag arrives");
 
 	const std::string netns = "--net=/run/netns/" + b_.ns;
-	std::vector<std::string> load{"nsenter", netns, "xdp-loader", "load", "-m", "native", "-p",
+	std::vector<std::string> load{"nsenter", netns, "xdp-loader", "load", "-vv", "-m", "native", "-p",
 				      pin_dir(b_), b_.ifname, bpf_dir_ + "/xdp_vlan.bpf.o"};
 	CmdResult r = run_cmd(load, kCmdTimeout);
 	// From 6.12 the kernel refuses the dispatcher's freplace of a program
 	// that changes packet data unless libxdp's dispatcher does too (libxdp
-	// 1.6): xdp-loader then fails with EINVAL, and the README tells its
-	// users to set LIBXDP_SKIP_DISPATCHER=1, which must then work.
+	// 1.6): xdp-loader then fails with EINVAL, as the README quotes it, and
+	// the README tells its users to set LIBXDP_SKIP_DISPATCHER=1, which
+	// must then work.
 	struct utsname u {};
 	unsigned major = 0, minor = 0;
 	if (!uname(&u))
 		std::sscanf(u.release, "%u.%u", &major, &minor);
-	if (r.exit_code != 0 && r.err.find("Invalid argument") != std::string::npos &&
-	    (major > 6 || (major == 6 && minor >= 12))) {
+	if (r.exit_code != 0 && (major > 6 || (major == 6 && minor >= 12))) {
+		const std::string said = r.out + r.err;
+		const std::string why = "Extension program changes packet data, while original does not";
+		EXPECT_NE(said.find("Couldn't attach XDP program on iface '" + b_.ifname + "': Invalid argument(-22)"),
+			  std::string::npos)
+			<< join_cmd(load) << ": " << r.describe();
+		EXPECT_NE(said.find(why), std::string::npos) << join_cmd(load) << ": " << r.describe();
 		load.insert(load.begin(), {"env", "LIBXDP_SKIP_DISPATCHER=1"});
-		RecordProperty("xdp_loader", "LIBXDP_SKIP_DISPATCHER=1 (dispatcher refused: " + r.err + ")");
+		RecordProperty("xdp_loader", "LIBXDP_SKIP_DISPATCHER=1 (dispatcher refused: " + why + ")");
 		r = run_cmd(load, kCmdTimeout);
 	}
 	ASSERT_EQ(r.exit_code, 0) << join_cmd(load) << ": " << r.describe();
@@ -617,6 +664,83 @@ TEST_F(VlanVeth, DispatcherChainsVlanGeneveAndAForeignProgram)
 	r = run_cmd(unload, kCmdTimeout);
 	EXPECT_EQ(r.exit_code, 0) << join_cmd(unload) << ": " << r.describe();
 	expect_all_clean("after xdp-loader unload");
+}
+
+// A single program at the XDP hook (xdp_vlan, made one by
+// LIBXDP_SKIP_DISPATCHER=1 as libxdp makes one itself where its dispatcher
+// cannot run a program): attach says so and why in one line, status and
+// detach see it, it pops. Nothing can be chained to it: geneve, and recv's
+// xdp_xsk, are refused (exit 1, one line saying what to do) before anything
+// is loaded or pinned, and it stays as it was; vlan at TC goes next to it.
+TEST_F(VlanVeth, XdpSingleProgramRefusesASecondXdpProgram)
+{
+	const unsigned n = 3;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
+		      "negative: no program, the 802.1Q tag arrives");
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan"}, false, "LIBXDP_SKIP_DISPATCHER=1");
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	EXPECT_EQ(at.err.rfind("xoffload: LIBXDP_SKIP_DISPATCHER=1 is set (libxdp ", 0), 0u) << at.err;
+	expect_attach_note(at, b_, "xdp_vlan");
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_NE(st.out.find("\"multiprog\":false"), std::string::npos) << st.out;
+	EXPECT_NE(st.out.find("\"feature\":\"vlan\",\"hook\":\"xdp\""), std::string::npos) << st.out;
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "single xdp_vlan pops");
+
+	for (const char *mode : {"native", "skb"}) {
+		CmdResult g = tool(b_.ns, {"attach", b_.ifname, "geneve", "--mode", mode});
+		EXPECT_EQ(g.exit_code, 1) << last_cmd_ << ": " << g.describe();
+		EXPECT_TRUE(one_line(g)) << g.err;
+		EXPECT_NE(g.err.find("as a single program"), std::string::npos) << g.err;
+		EXPECT_NE(g.err.find("detach vlan first"), std::string::npos) << g.err;
+	}
+	CmdResult rv = tool(b_.ns, {"recv", b_.ifname, "--duration", "1"});
+	EXPECT_EQ(rv.exit_code, 1) << last_cmd_ << ": " << rv.describe();
+	EXPECT_TRUE(one_line(rv)) << rv.err;
+	EXPECT_NE(rv.err.find("xdp_vlan (prog id"), std::string::npos) << rv.err;
+	CmdResult after = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_EQ(after.out, st.out) << "refused attaches changed nothing";
+	CmdResult ls = run_cmd({"ls", pin_dir(b_)}, kCmdTimeout);
+	EXPECT_EQ(ls.out.find("xo_gnv"), std::string::npos) << "no geneve maps pinned: " << ls.out;
+	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
+	detach_and_check(b_);
+}
+
+// recv's xdp_xsk holds the XDP hook (behind libxdp's dispatcher, or alone
+// where the dispatcher cannot load). attach vlan then chains behind the
+// dispatcher where it runs packet-changing programs, and is otherwise
+// refused in one line (the dispatcher that holds the hook cannot run
+// xdp_vlan, and a single program cannot share it), leaving nothing of vlan
+// and xdp_xsk running. Once recv is gone nothing is left either way.
+TEST_F(VlanVeth, XdpAttachNextToRecvChainsOrIsRefusedCleanly)
+{
+	BackgroundCmd rx({tool_, "--json", "-n", b_.ns, "recv", b_.ifname, "--duration", "6", "--interval", "0"});
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 20)) << "recv never started";
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	ASSERT_NE(st.out.find("\"xdp_xsk\""), std::string::npos) << st.out;
+	const bool dispatcher = st.out.find("\"multiprog\":true") != std::string::npos;
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan"});
+	st = tool(b_.ns, {"status", b_.ifname}, true);
+	if (at.exit_code == 0) {
+		EXPECT_TRUE(dispatcher) << "attached next to a single program: " << st.out;
+		expect_attach_note(at, b_, "xdp_vlan");
+		EXPECT_NE(st.out.find("\"xdp_vlan\""), std::string::npos) << st.out;
+		EXPECT_NE(st.out.find("\"xdp_xsk\""), std::string::npos) << st.out;
+		ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "vlan"}));
+		st = tool(b_.ns, {"status", b_.ifname}, true);
+	} else {
+		EXPECT_EQ(at.exit_code, 1) << last_cmd_ << ": " << at.describe();
+		EXPECT_TRUE(one_line(at)) << at.err;
+		EXPECT_NE(at.err.find("xdp_xsk (prog id"), std::string::npos) << at.err;
+	}
+	EXPECT_NE(st.out.find("\"attached\":[]"), std::string::npos) << "nothing of vlan: " << st.out;
+	EXPECT_NE(st.out.find("\"pinned\":false"), std::string::npos) << "no pins: " << st.out;
+	EXPECT_NE(st.out.find("\"xdp_xsk\""), std::string::npos) << "xdp_xsk still there: " << st.out;
+	CmdResult r = rx.wait(20);
+	EXPECT_TRUE(r.ok()) << r.describe();
+	expect_all_clean("after recv");
 }
 
 // ---- TC ----------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -217,6 +218,33 @@ TEST_F(XskVeth, SendRecvExactCountAndBytes)
 			bad += f != want;
 		EXPECT_EQ(bad, 0u) << "first frame:\n" << hexdump((*frames)[0]) << "want:\n" << hexdump(want);
 	}
+}
+
+// recv with xdp_xsk as a single program (LIBXDP_SKIP_DISPATCHER=1 makes
+// libxdp attach it alone, as it does itself where its dispatcher cannot
+// run it): one stderr line says so and why, the frames arrive, and recv
+// detaches it on exit.
+TEST_F(XskVeth, RecvAsASingleProgramSaysWhyAndLeavesNothing)
+{
+	const unsigned n = 100;
+	std::vector<std::string> argv = tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", "1", "--duration", "15",
+							   "--interval", "0"});
+	argv.insert(argv.begin(), {"env", "LIBXDP_SKIP_DISPATCHER=1"});
+	BackgroundCmd rx(argv);
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 20)) << "recv never started";
+	CmdResult st = run_cmd({tool_, "--json", "-n", tb_->ns_b(), "status", tb_->if_b()}, kTimeout);
+	EXPECT_NE(st.out.find("\"multiprog\":false"), std::string::npos) << st.out;
+	EXPECT_NE(st.out.find("\"xdp_xsk\""), std::string::npos) << st.out;
+	CmdResult tx = run_cmd(tool(tb_->ns_a(), send_args({"--count", std::to_string(n)})), kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	CmdResult r = rx.wait(20);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	EXPECT_EQ(json_u64(last_line(r.out), "packets"), n) << r.out;
+	const std::string line = "attached xdp_xsk as a single program\n";
+	EXPECT_EQ(r.err.rfind("xoffload: LIBXDP_SKIP_DISPATCHER=1 is set (libxdp ", 0), 0u) << r.err;
+	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+	EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
+	EXPECT_FALSE(xdp_attached(tb_->ns_b(), tb_->if_b())) << "recv left xdp_xsk attached";
 }
 
 class XskVeth2Q : public XskVeth {
