@@ -1219,8 +1219,14 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		return eng.error();
 	Engine &e = *eng;
 	e.geneve = o.geneve;
+	// Before 6.6 the kernel's XDP redirect refuses a multi-buffer frame for
+	// an XSKMAP outright (the socket never sees it, so no rx_dropped); from
+	// 6.6 a socket without XDP_USE_SG drops it and counts it.
 	if (!e.sg_why.empty())
-		e.sg_why += "; frames over " + std::to_string(one_chunk) + " bytes are dropped (rx_dropped)";
+		e.sg_why += "; frames over " + std::to_string(one_chunk) + " bytes are dropped " +
+			    (probe_xdp_use_sg().ok ? std::string("(rx_dropped)")
+						   : std::string("by the kernel's XDP redirect before they reach "
+								 "the socket (not in rx_dropped)"));
 	std::optional<xsk::XskProgram> prog;
 	if (o.geneve) {
 		for (uint32_t i = 0; i < nsock; i++)
