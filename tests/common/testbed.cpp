@@ -4,7 +4,16 @@
 #include "testbed.hpp"
 
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -433,6 +442,49 @@ void TestbedTest::TearDown()
 		EXPECT_TRUE(tb_->down()) << "tools/testbed down " << tb_->name() << " failed";
 	}
 	tb_.reset();
+}
+
+std::string no_native_xdp(const std::string &ns, const std::string &ifname)
+{
+	if (env_or_empty("XO_TESTBED_NICS").empty())
+		return "";
+	InNetns in(ns);
+	if (!in.ok())
+		return "";
+	const unsigned ifindex = if_nametoindex(ifname.c_str());
+	if (!ifindex)
+		return "";
+	// XDP_PASS: r0 = 2; exit
+	const bpf_insn pass[] = {
+		{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_probe_drv", "GPL", pass, 2, nullptr);
+	if (fd < 0)
+		return "";
+	int err = bpf_xdp_attach(static_cast<int>(ifindex), fd, XDP_FLAGS_DRV_MODE, nullptr);
+	::close(fd);
+	if (!err) {
+		(void)bpf_xdp_detach(static_cast<int>(ifindex), XDP_FLAGS_DRV_MODE, nullptr);
+		return "";
+	}
+	if (err != -EOPNOTSUPP)
+		return "";
+	std::string driver = "its driver";
+	int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s >= 0) {
+		ethtool_drvinfo info{};
+		info.cmd = ETHTOOL_GDRVINFO;
+		ifreq ifr{};
+		std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
+		ifr.ifr_data = reinterpret_cast<char *>(&info);
+		if (::ioctl(s, SIOCETHTOOL, &ifr) == 0)
+			driver = info.driver;
+		::close(s);
+	}
+	utsname u{};
+	return ifname + ": " + driver + " has no native XDP on Linux " + (::uname(&u) ? "?" : u.release) +
+	       " (the test needs it)";
 }
 
 InNetns::InNetns(const std::string &ns)

@@ -114,6 +114,18 @@ private:
 	bool ok_ = false;
 };
 
+// On a testbed of emulated NICs (XO_TESTBED_NICS): why IFNAME in NS cannot
+// run a native XDP program (its driver has none on this kernel: attaching a
+// pass program in driver mode says EOPNOTSUPP); "" when it can, or on veth
+// (never probed there: an XDP program on a veth clears its peer's GSO).
+std::string no_native_xdp(const std::string &ns, const std::string &ifname);
+
+#define XO_SKIP_WITHOUT_NATIVE_XDP(ns, ifname)                                                   \
+	do {                                                                                     \
+		if (std::string xo_why_ = ::xoffload::test::no_native_xdp(ns, ifname); !xo_why_.empty()) \
+			GTEST_SKIP() << xo_why_;                                                 \
+	} while (0)
+
 // A fresh directory under /tmp, removed with everything in it when this
 // goes out of scope, also when an assertion returns early. path() is empty
 // if it could not be made.

@@ -253,6 +253,7 @@ protected:
 
 TEST_F(GeneveVeth, DecapDeliversInnerUdpWithPayloadIntact)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
 	constexpr unsigned n = 20;
 	UniqueFd rx = listen_b();
 	ASSERT_TRUE(rx.valid());
@@ -327,6 +328,7 @@ TEST_F(GeneveVeth, PortRegistryIsReferenceCountedThroughTheCli)
 // and on into B's stack, where a UDP socket on the Geneve port gets each once.
 TEST_F(GeneveVeth, CpuSteeringDeliversEveryFrameOnce)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
 	constexpr unsigned n = 40;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		GTEST_SKIP() << "needs 2 CPUs";
@@ -545,6 +547,7 @@ TEST_F(GeneveVeth, SendTsoSegmentsEachSuperPacketIntoGeneveFrames)
 // intact, each once; with --gso uso every segment is one datagram.
 TEST_F(GeneveVeth, SendGeneveIsDecappedToTheInnerSocket)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
 	UniqueFd rx = listen_b();
 	ASSERT_TRUE(rx.valid());
 	const std::string &ifb = tb_->if_b();
@@ -710,6 +713,7 @@ TEST_F(GeneveVeth, RecvGeneveTakesJumboFramesWhole)
 
 TEST_F(GeneveVeth, RecvGeneveSpreadsInnerFlowsOverSocketsExactlyOnce)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
 	constexpr unsigned nsock = 3, nflows = 30, per_flow = 3, nframes = nflows * per_flow;
 	const std::string &ifb = tb_->if_b();
 	ASSERT_TRUE(tool_ok({"attach", ifb, "geneve"}));

@@ -334,6 +334,7 @@ protected:
 
 TEST_F(VlanVeth, XdpNativePop)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
 	const unsigned n = 3;
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
@@ -465,6 +466,7 @@ TEST_F(VlanVeth, XdpSkbPop)
 
 TEST_F(VlanVeth, XdpNativePopQinQ)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
 	const unsigned n = 2;
 	const Tags qinq{kAd100, kQ200};
 	expect_frames(exchange(qinq, n), n, [&](unsigned i) { return frame(qinq, i); },
@@ -482,6 +484,7 @@ TEST_F(VlanVeth, XdpNativePopQinQ)
 
 TEST_F(VlanVeth, XdpPushSingle)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
 	const unsigned n = 3;
 	const Tag q300{kTpid8021Q, 300, 5};
 	expect_frames(exchange({}, n), n, [](unsigned i) { return frame({}, i); },
@@ -497,6 +500,7 @@ TEST_F(VlanVeth, XdpPushSingle)
 
 TEST_F(VlanVeth, XdpPushQinQ)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
 	const unsigned n = 3;
 	const Tag outer{kTpid8021AD, 100, 3}, inner{kTpid8021Q, 200, 0, true};
 	expect_frames(exchange({}, n), n, [](unsigned i) { return frame({}, i); },
@@ -513,6 +517,7 @@ TEST_F(VlanVeth, XdpPushQinQ)
 
 TEST_F(VlanVeth, XdpRewrite)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
 	const unsigned n = 3;
 	const Tag in{kTpid8021Q, 100, 6, true}, out{kTpid8021Q, 222, 6, true};
 	expect_frames(exchange({in}, n), n, [&](unsigned i) { return frame({in}, i); },
@@ -532,6 +537,7 @@ TEST_F(VlanVeth, XdpRewrite)
 // first one B sees, and the counter says how many were dropped.
 TEST_F(VlanVeth, XdpAllowListDrop)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
 	const unsigned n = 5;
 	expect_frames(exchange({kQ200}, n), n, [](unsigned i) { return frame({kQ200}, i); },
 		      "negative: no program, VID 200 arrives");
@@ -617,6 +623,7 @@ TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 // in that order.
 TEST_F(VlanVeth, DispatcherChainsVlanGeneveAndAForeignProgram)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
 	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
 	if (probe.exit_code == 127)
 		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
