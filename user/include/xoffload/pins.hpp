@@ -49,7 +49,7 @@ struct PinDirState {
 };
 
 // Every pin directory of ours, each judged in its own network namespace
-// (entered and left again).
+// (entered and left again); one that cannot be judged is not an orphan.
 Result<std::vector<PinDirState>> list_pin_dirs();
 
 // Removes @dir's pins and the directory.

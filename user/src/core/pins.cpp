@@ -225,8 +225,8 @@ Result<std::vector<PinDirState>> list_pin_dirs()
 			}
 		});
 		if (!in)
-			return in.error();
-		if (!*in) {
+			s.why = "not checked: " + in.error().msg;	// judged by no one: never an orphan
+		else if (!*in) {
 			s.orphan = true;
 			s.why = "netns " + s.netns + " is gone";
 		}
