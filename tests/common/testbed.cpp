@@ -304,6 +304,11 @@ CmdResult BackgroundCmd::wait(double timeout_s)
 	return r;
 }
 
+bool BackgroundCmd::signal(int sig) const
+{
+	return pid_ > 0 && kill(-pid_, sig) == 0;
+}
+
 bool BackgroundCmd::wait_for_output(const std::string &needle, double timeout_s) const
 {
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);

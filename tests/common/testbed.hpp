@@ -43,6 +43,9 @@ public:
 	// Waits up to timeout_s for its stdout to contain needle (a line that
 	// says it is ready); false when it did not, or exited first.
 	bool wait_for_output(const std::string &needle, double timeout_s) const;
+	// Sends sig to its process group (as a dropped terminal or the OOM
+	// killer would); false when it is not running.
+	bool signal(int sig) const;
 
 private:
 	int pid_ = -1;

@@ -6,6 +6,8 @@
 
 #include "commands.hpp"
 #include "xoffload/loader.hpp"
+#include "xoffload/pins.hpp"
+#include "xoffload/xsk_prog.hpp"
 
 namespace xoffload::cli {
 
@@ -63,6 +65,11 @@ void status_text(const IfStatus &st)
 		for (const auto &a : st.ours)
 			if (a.hook == Hook::xdp && a.prog_id == p.id)
 				tag = std::string("  [xoffload ") + to_string(a.feature) + "]";
+		if (p.name == xsk::XskProgram::name()) {
+			int pid = xsk::bpf_prog_holder(p.id);
+			tag = pid ? "  [xoffload recv, pid " + std::to_string(pid) + "]"
+				  : std::string("  [xoffload recv, stale: its recv is gone; detach removes it]");
+		}
 		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id, tag.c_str());
 	}
 	for (const auto &a : st.ours)
@@ -70,6 +77,54 @@ void status_text(const IfStatus &st)
 			std::printf("  %s: %s id %u\n", to_string(a.hook), a.prog_name.c_str(), a.prog_id);
 	if (st.pinned)
 		std::printf("  maps pinned in %s\n", st.pin_dir.c_str());
+}
+
+// detach --purge of an interface that no longer exists: its pin directory
+// under this netns (--netns) alone.
+int purge_gone(const Globals &g, const std::string &ifname)
+{
+	if (auto s = bpffs_check(); !s)
+		return report(s.error());
+	const std::string dir = pin_dir(Netdev{ifname, 0});
+	if (!path_exists(dir))
+		return report(usage_error("unknown interface '" + ifname + "' and no pins of it (" + dir + ")"));
+	if (auto s = purge_pin_dir(dir); !s)
+		return report(s.error());
+	if (g.json)
+		Json().begin_object().kv("interface", ifname).kv("action", "purged").kv("pins_removed", dir)
+			.end_object().print();
+	else
+		std::printf("removed pins %s (%s is gone)\n", dir.c_str(), ifname.c_str());
+	return 0;
+}
+
+int detach_orphans(const Globals &g)
+{
+	if (auto s = bpffs_check(); !s)
+		return report(s.error());
+	auto dirs = list_pin_dirs();
+	if (!dirs)
+		return report(dirs.error());
+	Json j;
+	j.begin_object().kv("action", "purged").begin_array("orphans");
+	size_t n = 0;
+	for (const auto &p : *dirs) {
+		if (!p.orphan)
+			continue;
+		if (auto s = purge_pin_dir(p.path); !s)
+			return report(s.error());
+		n++;
+		if (g.json)
+			j.begin_object().kv("path", p.path).kv("why", p.why).end_object();
+		else
+			std::printf("removed orphaned pins %s (%s)\n", p.path.c_str(), p.why.c_str());
+	}
+	j.end_array().end_object();
+	if (g.json)
+		j.print();
+	else if (!n)
+		std::printf("no orphaned pin directories\n");
+	return 0;
 }
 
 } // namespace
@@ -104,6 +159,10 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			rc = report(dev.error());
 			return;
 		}
+		if (auto s = reconcile_pins(*dev); !s) {
+			rc = report(s.error());
+			return;
+		}
 		auto r = attach(*dev, *feat, *hook, *mode);
 		if (!r) {
 			rc = report(r.error());
@@ -114,13 +173,30 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 
 	struct DetachOpts {
 		std::string ifname, feature, hook;
+		bool purge = false, all_orphans = false;
 	};
 	auto d = std::make_shared<DetachOpts>();
 	auto *ds = app.add_subcommand("detach", "Detach our programs: every feature and hook unless given");
-	ds->add_option("interface", d->ifname, "Interface")->required();
+	ds->add_option("interface", d->ifname, "Interface");
 	ds->add_option("feature", d->feature, "Feature: vlan | geneve (default: both)");
 	ds->add_option("--hook", d->hook, "xdp | tc-ingress | tc-egress");
+	ds->add_flag("--purge", d->purge,
+		     "Detach everything of ours and remove the interface's pins, also of an interface that is gone");
+	ds->add_flag("--all-orphans", d->all_orphans,
+		     "Remove every pin directory whose interface is gone or is a different one now (see status)");
 	ds->callback([&g, &rc, d] {
+		if (d->all_orphans && (!d->ifname.empty() || d->purge || !d->feature.empty() || !d->hook.empty())) {
+			rc = report(usage_error("--all-orphans takes no interface, feature, --hook or --purge"));
+			return;
+		}
+		if (!d->all_orphans && d->ifname.empty()) {
+			rc = report(usage_error("detach needs an interface (or --all-orphans)"));
+			return;
+		}
+		if (d->purge && (!d->feature.empty() || !d->hook.empty())) {
+			rc = report(usage_error("--purge takes every feature and hook: no feature or --hook with it"));
+			return;
+		}
 		std::optional<Feature> feat;
 		if (!d->feature.empty()) {
 			auto f = parse_feature(d->feature);
@@ -143,17 +219,49 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			rc = report(s.error());
 			return;
 		}
+		if (d->all_orphans) {
+			rc = detach_orphans(g);
+			return;
+		}
 		auto dev = netdev_lookup(d->ifname);
+		if (!dev && d->purge && dev.error().kind == ErrorKind::usage) {
+			rc = purge_gone(g, d->ifname);	// the interface is gone: its pins only
+			return;
+		}
 		if (!dev) {
 			rc = report(dev.error());
 			return;
 		}
+		if (auto s = reconcile_pins(*dev); !s) {
+			rc = report(s.error());
+			return;
+		}
+		// a recv killed before it could detach left its xdp_xsk behind
+		std::vector<uint32_t> reaped;
+		if (!feat && (!hook || *hook == Hook::xdp)) {
+			auto r = xsk::reap_stale_xsk(*dev);
+			if (!r) {
+				rc = report(r.error());
+				return;
+			}
+			reaped = *r;
+		}
+		const std::string dir = pin_dir(*dev);
+		const bool had_pins = path_exists(dir);
 		auto r = detach(*dev, feat, hook);
 		if (!r) {
 			rc = report(r.error());
 			return;
 		}
-		if (r->empty()) {
+		bool purged = false;
+		if (d->purge && path_exists(dir)) {
+			if (auto s = purge_pin_dir(dir); !s) {
+				rc = report(s.error());
+				return;
+			}
+		}
+		purged = d->purge && had_pins;
+		if (r->empty() && reaped.empty() && !purged) {
 			rc = report(not_attached(*dev, feat, std::nullopt));
 			return;
 		}
@@ -163,11 +271,19 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			for (const auto &a : *r)
 				j.begin_object().kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
 					.kv("prog_name", a.prog_name).end_object();
-			j.end_array().end_object().print();
+			for (uint32_t id : reaped)
+				j.begin_object().kv("hook", "xdp").kv("prog_id", id).kv("prog_name", xsk::XskProgram::name())
+					.kv("stale", true).end_object();
+			j.end_array();
+			if (d->purge)
+				j.kv("pins_removed", purged ? dir : std::string());
+			j.end_object().print();
 		} else {
 			for (const auto &a : *r)
 				std::printf("detached %s from %s at %s\n", a.prog_name.c_str(), dev->name.c_str(),
 					    to_string(a.hook));
+			if (purged)
+				std::printf("removed pins %s\n", dir.c_str());
 		}
 	});
 
@@ -184,6 +300,10 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			auto dev = netdev_lookup(*ifname);
 			if (!dev) {
 				rc = report(dev.error());
+				return;
+			}
+			if (auto s = reconcile_pins(*dev); !s) {
+				rc = report(s.error());
 				return;
 			}
 			devs.push_back(*dev);
@@ -208,7 +328,27 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			else
 				status_text(*s);
 		}
-		j.end_array().end_object();
+		j.end_array();
+		// listing all: pin directories whose interface is gone or another one
+		if (ifname->empty() && bpffs_check()) {
+			auto dirs = list_pin_dirs();
+			if (!dirs) {
+				rc = report(dirs.error());
+				return;
+			}
+			j.begin_array("pin_dirs");
+			for (const auto &p : *dirs) {
+				if (g.json)
+					j.begin_object().kv("path", p.path).kv("orphan", p.orphan).kv("note", p.why).end_object();
+				else if (p.orphan)
+					std::printf("orphaned pins %s: %s (offload-tool detach --all-orphans removes them)\n",
+						    p.path.c_str(), p.why.c_str());
+				else if (!p.why.empty())
+					std::printf("pins %s: %s\n", p.path.c_str(), p.why.c_str());
+			}
+			j.end_array();
+		}
+		j.end_object();
 		if (g.json)
 			j.print();
 	});

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "xoffload/geneve.hpp"
 #include "xoffload/loader.hpp"
+#include "xoffload/pins.hpp"
 
 namespace xoffload::cli {
 
@@ -39,9 +40,18 @@ void run(const Globals &g, int &rc, const std::string &ifname, bool create,
 		rc = report(s.error());
 		return;
 	}
+	if (auto s = reconcile_pins(*dev); !s) {
+		rc = report(s.error());
+		return;
+	}
 	auto maps = GeneveMaps::open(pin_dir(*dev), dev->name, create);
 	if (!maps) {
 		rc = report(maps.error());
+		return;
+	}
+	// made here (geneve port/rule add before any attach): recorded as @dev's
+	if (auto s = mark_pin_dir(*dev); !s) {
+		rc = report(s.error());
 		return;
 	}
 	if (auto s = fn(*dev, *maps); !s)

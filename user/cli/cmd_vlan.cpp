@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "xoffload/loader.hpp"
+#include "xoffload/pins.hpp"
 #include "xoffload/vlan.hpp"
 
 namespace xoffload::cli {
@@ -45,6 +46,10 @@ void run(const Globals &g, int &rc, const VlanOpts &o,
 		return;
 	}
 	if (auto s = bpffs_check(); !s) {
+		rc = report(s.error());
+		return;
+	}
+	if (auto s = reconcile_pins(*dev); !s) {
 		rc = report(s.error());
 		return;
 	}

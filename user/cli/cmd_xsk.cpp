@@ -23,6 +23,8 @@
 #include "xoffload/geneve.hpp"
 #include "xoffload/gso.hpp"
 #include "xoffload/kernel.hpp"
+#include "xoffload/linkwatch.hpp"
+#include "xoffload/pins.hpp"
 #include "xoffload/xsk.hpp"
 #include "xoffload/xsk_prog.hpp"
 
@@ -1182,6 +1184,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	if (o.geneve) {
 		if (auto s = bpffs_check(); !s)
 			return s;
+		if (auto s = reconcile_pins(*dev); !s)
+			return s;
 		auto maps = GeneveMaps::open(pin_dir(*dev), dev->name, false);
 		if (!maps)
 			return maps.error();
@@ -1236,6 +1240,9 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		xsk::RxFilter filter;
 		filter.udp_dport = o.filter_port;
 		filter.vid = o.filter_vlan;
+		// a recv killed before it could detach left its xdp_xsk behind
+		if (auto r = xsk::reap_stale_xsk(*dev); !r)
+			return r.error();
 		auto p = xsk::XskProgram::attach(*dev, *xm, filter);
 		if (!p) {
 			// single-program XDP: xdp_geneve holds the hook, but its XSKMAP is open
@@ -1299,6 +1306,11 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	}
 
 	install_stop_handler();
+	auto watch = LinkWatch::open(*dev);
+	if (!watch)
+		return watch.error();
+	std::optional<std::string> dev_gone;
+	double next_watch = 0;
 	const uint64_t limit = o.count.value_or(UINT64_MAX);
 	// room for the longest descriptor chain: rx_peek then returns whole frames
 	std::vector<xsk::RxDesc> descs(std::max(o.batch, xsk::kMaxRxChain));
@@ -1352,6 +1364,11 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			interrupted = true;
 			break;
 		}
+		if (t >= next_watch) {
+			next_watch = t + 0.1;
+			if ((dev_gone = watch->gone()))
+				break;
+		}
 		if (o.duration && t - t0 >= *o.duration)
 			break;
 		if (o.idle && last_rx > 0 && t - last_rx >= *o.idle)
@@ -1385,7 +1402,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	if (prog) {
 		if (auto c = prog->counters())
 			xc = *c;
-		if (auto s = prog->detach(); !s)
+		if (auto s = prog->detach(); !s && !dev_gone)
 			return s;
 	}
 	if (slots) {
@@ -1396,7 +1413,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 				(*gnv)[r].bytes = c->total[r].bytes - gnv0.total[r].bytes;
 			}
 		}
-		if (auto s = slots->clear(); !s)
+		if (auto s = slots->clear(); !s && !dev_gone)
 			return s;
 	}
 	Totals t = sum(e, true);
@@ -1412,6 +1429,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		pcap_frames += w.frames();
 	}
 	print_summary(g, *dev, e, true, t, secs, xc ? &*xc : nullptr, pcap_frames, interrupted, gnv ? &*gnv : nullptr);
+	if (dev_gone)
+		return runtime_error("recv stopped: " + *dev_gone);
 	if (!accounting_ok(e, nullptr))
 		return runtime_error("UMEM frame accounting inconsistent (bug)");
 	return ok();

@@ -28,7 +28,7 @@ void add_bench_command(CLI::App &app, Globals &g, int &rc, const std::vector<std
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);
 
-// Stops interval loops on SIGINT/SIGTERM.
+// Stops interval loops on SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGQUIT.
 void install_stop_handler();
 bool stop_requested();
 

@@ -17,8 +17,10 @@ void install_stop_handler()
 {
 	struct sigaction sa {};
 	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
+	// a dropped ssh session (SIGHUP), a closed pipe on stdout (SIGPIPE) and
+	// SIGQUIT end the command as SIGINT does: cleanly, programs detached
+	for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT})
+		sigaction(sig, &sa, nullptr);
 }
 
 bool stop_requested()

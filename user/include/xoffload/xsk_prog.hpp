@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "xoffload/abi_check.hpp"
 #include "xoffload/loader.hpp"
@@ -55,10 +56,22 @@ public:
 	// Detaches now; idempotent.
 	Status detach();
 
+	// The program's name as the kernel reports it ("xdp_xsk").
+	static const std::string &name();
+
 private:
 	struct Impl;
 	explicit XskProgram(std::unique_ptr<Impl> p);
 	std::unique_ptr<Impl> p_;
 };
+
+// The process holding an fd of program @prog_id (the recv that owns an
+// xdp_xsk), other than this one; 0 when none does.
+int bpf_prog_holder(uint32_t prog_id);
+
+// An xdp_xsk at @dev's XDP hook whose recv is gone (killed by SIGKILL, the
+// OOM killer, ...: no process holds the program) is detached, with one line
+// on stderr naming it. Returns the ids of the programs removed.
+Result<std::vector<uint32_t>> reap_stale_xsk(const Netdev &dev);
 
 } // namespace xoffload::xsk

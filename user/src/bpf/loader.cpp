@@ -25,6 +25,7 @@
 #include "../core/internal.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/geneve.hpp"
+#include "xoffload/pins.hpp"
 #include "xoffload/vlan.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
@@ -696,6 +697,8 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
 	std::string dir = pin_dir(dev);
 	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
 	if (auto s = make_dirs(dir); !s)
+		return s.error();
+	if (auto s = mark_pin_dir(dev); !s)
 		return s.error();
 	// a policy pinned by an older xoffload: derive op[] and outer_only anew
 	// before a program of this one acts on it

@@ -217,6 +217,15 @@ Result<XskProgCounters> XskProgram::counters() const
 	return c;
 }
 
+const std::string &XskProgram::name()
+{
+	static const std::string n = [] {
+		std::unique_ptr<xdp_xsk_bpf, SkelDel> s(xdp_xsk_bpf__open());
+		return s ? std::string(bpf_program__name(s->progs.xdp_xsk)) : std::string();
+	}();
+	return n;
+}
+
 uint32_t XskProgram::prog_id() const noexcept
 {
 	return p_ ? p_->id : 0;

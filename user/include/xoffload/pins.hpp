@@ -1,0 +1,58 @@
+// Which device a pin directory belongs to: its ifindex and network namespace
+// (recorded in the directory), so that state follows the device, not its
+// name, across renames, and a new device with an old name starts clean.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xoffload/netdev.hpp"
+#include "xoffload/result.hpp"
+
+namespace xoffload {
+
+// The identity a pin directory records: the device's ifindex and the
+// cookie of its network namespace (SO_NETNS_COOKIE, never reused while the
+// machine runs; the netns inode where the kernel lacks the cookie, < 5.14).
+struct PinOwner {
+	int ifindex = 0;
+	uint64_t netns = 0;
+	bool operator==(const PinOwner &) const = default;
+};
+
+// The cookie of the current network namespace.
+Result<uint64_t> netns_cookie();
+
+// Records @dev as the owner of its pin directory (pin_dir(dev)), which must
+// exist; a record already there is kept. 0 on success.
+Status mark_pin_dir(const Netdev &dev);
+
+// Before a command uses the pins of @dev: the directory under @dev's name
+// recorded for another device is moved to that device's name if it still
+// exists here (renamed), else removed (its device is gone); a directory
+// recorded for @dev under an old name is moved to @dev's name. One line on
+// stderr says what was moved or removed. A directory without a record (made
+// by xdp-loader -p, or an older xoffload) is taken as @dev's. Nothing to do
+// without bpffs.
+Status reconcile_pins(const Netdev &dev);
+
+// One directory under /sys/fs/bpf/xoffload.
+struct PinDirState {
+	std::string path;
+	std::string ifname;		// from the directory name
+	std::string netns;		// from the directory name, "" for the initial one
+	std::optional<PinOwner> owner;	// the record, if any
+	bool orphan = false;		// its device is gone or is a different one now
+	std::string why;		// orphan: the reason; else "" or where it lives now
+};
+
+// Every pin directory of ours, each judged in its own network namespace
+// (entered and left again); one that cannot be judged is not an orphan.
+Result<std::vector<PinDirState>> list_pin_dirs();
+
+// Removes @dir's pins and the directory.
+Status purge_pin_dir(const std::string &dir);
+
+} // namespace xoffload

@@ -1,0 +1,243 @@
+// Pin directory identity: an ifindex + netns cookie record in each
+// directory (a bpffs symlink named "device"), renames followed, stale and
+// orphaned directories found.
+#include "xoffload/pins.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <functional>
+
+#include "xoffload/fd.hpp"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+namespace xoffload {
+
+namespace {
+
+const std::string &pins_root()
+{
+	static const std::string root = std::string(kBpffsRoot) + "/xoffload";
+	return root;
+}
+
+// bpffs refuses names with a dot, so no ".device"
+std::string owner_path(const std::string &dir)
+{
+	return dir + "/device";
+}
+
+std::string owner_text(const PinOwner &o)
+{
+	return "ifindex=" + std::to_string(o.ifindex) + " netns=" + std::to_string(o.netns);
+}
+
+std::optional<PinOwner> read_owner(const std::string &dir)
+{
+	char buf[128];
+	ssize_t n = ::readlink(owner_path(dir).c_str(), buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return std::nullopt;
+	buf[n] = 0;
+	PinOwner o;
+	if (std::sscanf(buf, "ifindex=%d netns=%" SCNu64, &o.ifindex, &o.netns) != 2)
+		return std::nullopt;
+	return o;
+}
+
+Status write_owner(const std::string &dir, const PinOwner &o)
+{
+	if (::symlink(owner_text(o).c_str(), owner_path(dir).c_str()) && errno != EEXIST)
+		return errno_error("record the device of " + dir, errno);
+	return ok();
+}
+
+bool is_bpffs_dir(const std::string &path)
+{
+	struct stat st {};
+	return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string ifname_of(int ifindex)
+{
+	char name[IF_NAMESIZE] = {};
+	return if_indextoname(static_cast<unsigned>(ifindex), name) ? std::string(name) : std::string();
+}
+
+// Directory names under the pin root.
+std::vector<std::string> pin_dir_names()
+{
+	std::vector<std::string> names;
+	DIR *d = ::opendir(pins_root().c_str());
+	if (!d)
+		return names;
+	while (dirent *e = ::readdir(d)) {
+		std::string n = e->d_name;
+		if (n != "." && n != ".." && is_bpffs_dir(pins_root() + "/" + n))
+			names.push_back(n);
+	}
+	::closedir(d);
+	return names;
+}
+
+// Runs @f inside the network namespace a pin directory's name points at
+// (/run/netns/<ns>, the initial one for ""), then returns to the current one.
+// false when that namespace does not exist (any more).
+Result<bool> in_netns(const std::string &ns, const std::function<void()> &f)
+{
+	if (ns == netns_current()) {
+		f();
+		return true;
+	}
+	std::string path = ns.empty() ? "/proc/1/ns/net" : "/run/netns/" + ns;
+	UniqueFd target(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!target.valid())
+		return errno == ENOENT ? Result<bool>(false) : Result<bool>(errno_error("open " + path, errno));
+	UniqueFd self(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+	if (!self.valid())
+		return errno_error("open /proc/thread-self/ns/net", errno);
+	if (setns(target.get(), CLONE_NEWNET))
+		return errno_error("enter the netns of " + path, errno);
+	f();
+	if (setns(self.get(), CLONE_NEWNET))
+		return errno_error("return from the netns of " + path, errno);
+	return true;
+}
+
+} // namespace
+
+Result<uint64_t> netns_cookie()
+{
+	UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+	if (!s.valid())
+		return errno_error("socket", errno);
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	if (!::getsockopt(s.get(), SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
+		return cookie;
+	struct stat st {};
+	if (::stat("/proc/thread-self/ns/net", &st))
+		return errno_error("identify the network namespace", errno);
+	return static_cast<uint64_t>(st.st_ino);
+}
+
+Status mark_pin_dir(const Netdev &dev)
+{
+	auto c = netns_cookie();
+	if (!c)
+		return c.error();
+	return write_owner(pin_dir(dev), PinOwner{dev.ifindex, *c});
+}
+
+Status reconcile_pins(const Netdev &dev)
+{
+	if (!bpffs_check())
+		return ok();
+	auto c = netns_cookie();
+	if (!c)
+		return c.error();
+	const PinOwner me{dev.ifindex, *c};
+	const std::string dir = pin_dir(dev);
+	if (is_bpffs_dir(dir)) {
+		std::optional<PinOwner> rec = read_owner(dir);
+		if (!rec)
+			return write_owner(dir, me);	// xdp-loader's or an older xoffload's: ours from now on
+		if (*rec == me)
+			return ok();
+		std::string now = rec->netns == me.netns ? ifname_of(rec->ifindex) : std::string();
+		if (!now.empty()) {
+			// its device lives on under another name: the pins go with it
+			std::string to = pin_dir(Netdev{now, rec->ifindex});
+			if (is_bpffs_dir(to))
+				return runtime_error(dir + " belongs to " + now + " (ifindex " + std::to_string(rec->ifindex) +
+						     ") and " + to + " exists too (offload-tool detach --purge " + dev.name +
+						     " removes the first)");
+			if (::rename(dir.c_str(), to.c_str()))
+				return errno_error("move " + dir + " to " + to, errno);
+			std::fprintf(stderr, "xoffload: %s belonged to ifindex %d, now named %s: moved to %s\n", dir.c_str(),
+				     rec->ifindex, now.c_str(), to.c_str());
+		} else {
+			if (auto s = remove_pin_dir(dir); !s)
+				return s;
+			std::fprintf(stderr, "xoffload: removed stale pins %s (of ifindex %d in %s, gone; %s is ifindex %d)\n",
+				     dir.c_str(), rec->ifindex,
+				     rec->netns == me.netns ? "this network namespace" : "a network namespace since deleted",
+				     dev.name.c_str(), dev.ifindex);
+		}
+	}
+	// pins of this device kept under a name it had before
+	for (const auto &n : pin_dir_names()) {
+		std::string from = pins_root() + "/" + n;
+		if (from == dir || read_owner(from) != std::optional<PinOwner>(me))
+			continue;
+		if (::rename(from.c_str(), dir.c_str()))
+			return errno_error("move " + from + " to " + dir, errno);
+		std::fprintf(stderr, "xoffload: pins of %s (ifindex %d) moved from %s (the interface was renamed)\n",
+			     dev.name.c_str(), dev.ifindex, from.c_str());
+		break;
+	}
+	return ok();
+}
+
+Result<std::vector<PinDirState>> list_pin_dirs()
+{
+	std::vector<PinDirState> out;
+	for (const auto &n : pin_dir_names()) {
+		PinDirState s;
+		s.path = pins_root() + "/" + n;
+		size_t at = n.find('@');
+		s.ifname = n.substr(0, at);
+		s.netns = at == std::string::npos ? std::string() : n.substr(at + 1);
+		s.owner = read_owner(s.path);
+		auto in = in_netns(s.netns, [&] {
+			auto c = netns_cookie();
+			if (!c) {
+				s.why = c.error().msg;
+				return;
+			}
+			if (s.owner) {
+				std::string now = ifname_of(s.owner->ifindex);
+				if (s.owner->netns != *c) {
+					s.orphan = true;
+					s.why = "netns " + (s.netns.empty() ? std::string("(initial)") : s.netns) +
+						" is a new one; its ifindex " + std::to_string(s.owner->ifindex) + " is gone";
+				} else if (now.empty()) {
+					s.orphan = true;
+					s.why = "ifindex " + std::to_string(s.owner->ifindex) + " is gone";
+				} else if (now != s.ifname) {
+					s.why = "ifindex " + std::to_string(s.owner->ifindex) + " is now " + now +
+						" (its next command moves the pins)";
+				}
+			} else if (!if_nametoindex(s.ifname.c_str())) {
+				s.orphan = true;
+				s.why = "no interface " + s.ifname;
+			}
+		});
+		if (!in)
+			s.why = "not checked: " + in.error().msg;	// judged by no one: never an orphan
+		else if (!*in) {
+			s.orphan = true;
+			s.why = "netns " + s.netns + " is gone";
+		}
+		out.push_back(std::move(s));
+	}
+	return out;
+}
+
+Status purge_pin_dir(const std::string &dir)
+{
+	return remove_pin_dir(dir);
+}
+
+} // namespace xoffload
