@@ -8,7 +8,7 @@
 
 #include <linux/types.h>
 
-#define XO_ABI_VERSION 3
+#define XO_ABI_VERSION 4
 
 /* ---- VLAN --------------------------------------------------------------- */
 
@@ -17,6 +17,7 @@
 #define XO_VID_MIN 1
 #define XO_VID_MAX 4094
 #define XO_VID_SLOTS 4096	/* one vid table slot per 12-bit VID */
+#define XO_VLAN_BANKS 2		/* configurations per direction: the active one and the next */
 
 #define XO_ETH_P_8021Q 0x8100
 #define XO_ETH_P_8021AD 0x88A8
@@ -67,9 +68,9 @@ enum xo_vlan_op {
 	XO_VLAN_OP_TOO_DEEP,	/* a push would leave more than XO_VLAN_MAX_DEPTH tags: drop */
 };
 
-/* Value of xo_vlan_cfg, indexed by enum xo_dir. action, pop_depth and
- * push_count are the policy in the user's words; the programs act on op[],
- * which xo_vlan_policy_compile() derives from them.
+/* One bank of a direction's configuration (see struct xo_vlan_banks).
+ * action, pop_depth and push_count are the policy in the user's words; the
+ * programs act on op[], which xo_vlan_policy_compile() derives from them.
  */
 struct xo_vlan_policy {
 	__u32 abi_version;	/* XO_ABI_VERSION once written by userspace, 0 = default */
@@ -78,10 +79,31 @@ struct xo_vlan_policy {
 	__u8 pop_depth;		/* 1 or 2 */
 	__u8 push_count;	/* 1 or 2 */
 	__u8 outer_only;	/* derived: the outer tag alone decides (see below) */
-	__u8 pad;
+	__u8 bank;		/* the bank this policy sits in: its VID table is
+				 * xo_vlan_vid[xo_vid_key(bank, dir, vid)] */
 	struct xo_vlan_tag push[XO_VLAN_MAX_DEPTH]; /* push[0] is outermost */
 	__u8 op[XO_VLAN_MORE + 1]; /* enum xo_vlan_op by tag count (derived) */
 };
+
+/* Value of xo_vlan_cfg, indexed by enum xo_dir. A direction's whole
+ * configuration (policy and VID table) exists twice; a frame reads
+ * `active` once and then only that bank, so each frame sees one whole
+ * configuration. Userspace writes the other bank (policy and all 4096 VID
+ * slots) and then flips `active`, the only byte that changes in that last
+ * update: a reconfiguration is one switch, never a mix of old and new.
+ * All zero (the default policy, bank 0) until userspace writes it.
+ */
+struct xo_vlan_banks {
+	__u32 active;		/* 0 or 1: the bank the programs use */
+	__u32 pad;
+	struct xo_vlan_policy bank[XO_VLAN_BANKS];
+};
+
+/* Key of @vid's slot in xo_vlan_vid for direction @dir in @bank. */
+static inline __u32 xo_vid_key(__u32 bank, __u32 dir, __u32 vid)
+{
+	return ((bank & 1) * XO_DIR_MAX + dir) * XO_VID_SLOTS + vid;
+}
 
 /* The one definition of pop and push: what @action with @pop_depth or
  * @push_count does to a frame with @depth tags (0..XO_VLAN_MORE, the last
@@ -132,7 +154,7 @@ enum xo_vid_entry_flags {
 	XO_VID_ALLOWED = 1U << 0,
 };
 
-/* Value of xo_vlan_vid, indexed by dir * XO_VID_SLOTS + vid. */
+/* Value of xo_vlan_vid, indexed by xo_vid_key(bank, dir, vid). */
 struct xo_vid_entry {
 	__u16 flags;		/* enum xo_vid_entry_flags */
 	__u16 rewrite_vid;	/* 0 = no translation, else the new VID */
