@@ -229,9 +229,11 @@ enum xo_xsk_counter {
  * xo_gnv_ports: HASH, key __u32 UDP port (host order) -> struct xo_gnv_port.
  *   The reference count is kept by userspace (under flock of the pin dir),
  *   like udp_tunnel_nic: two adds need two deletes.
- * xo_gnv_rules: HASH, key __u32 VNI -> struct xo_gnv_rule.
- * xo_gnv_cfg:   ARRAY[1] struct xo_gnv_cfg (default action for unknown
- *   VNIs, flags).
+ * xo_gnv_rules: HASH, key __u32 VNI -> struct xo_gnv_rule; the key
+ *   XO_GNV_VNI_DEFAULT holds the default rule (VNIs without one; absent:
+ *   pass). A hash update replaces the whole value at once, so a frame sees
+ *   a rule old or new, never half of each.
+ * xo_gnv_cfg:   ARRAY[1] struct xo_gnv_cfg (flags, generation).
  * xo_gnv_optcls: HASH, key __u32 option class (host order) -> __u32 (1):
  *   classes declared known; a critical option of any other class drops.
  * xo_gnv_xsks:  XSKMAP[XO_GNV_MAX_QUEUES]; xo_gnv_cpus: CPUMAP: slot =
@@ -248,9 +250,10 @@ enum xo_xsk_counter {
 #define XO_GNV_MAX_CLASSES 256
 #define XO_GNV_MAX_QUEUES 64
 #define XO_GNV_VNI_MAX 0xffffffU
-#define XO_GNV_VNI_DEFAULT 0xffffffffU	/* "VNI" of the default rule in userspace */
+#define XO_GNV_VNI_DEFAULT 0xffffffffU	/* "VNI" (xo_gnv_rules key) of the default rule */
 #define XO_GNV_SLOT_DEFAULT 0		/* xo_gnv_vstats slot of the default rule */
-#define XO_GNV_MAX_OPTS 16		/* TLV options walked per packet */
+#define XO_GNV_MAX_OPTS 63		/* TLV options walked per packet: every one
+					 * opt_len (6 bits of 4-byte words) can hold */
 #define XO_GNV_PORT_DEFAULT 6081	/* IANA */
 
 #define XO_ETH_P_TEB 0x6558		/* Transparent Ethernet Bridging */
@@ -302,13 +305,31 @@ enum xo_gnv_cfg_flags {
 struct xo_gnv_cfg {
 	__u32 abi_version;	/* XO_ABI_VERSION once written by userspace */
 	__u32 flags;		/* enum xo_gnv_cfg_flags */
-	struct xo_gnv_rule dflt;	/* VNIs without a rule; zero = pass */
-	__u32 gen;		/* bumped by userspace after every change of
+	struct xo_gnv_rule unused;	/* the default rule until ABI 3; now in
+					 * xo_gnv_rules[XO_GNV_VNI_DEFAULT] */
+	__u32 gen;		/* changed by userspace after every change of
 				 * xo_gnv_ports, xo_gnv_rules or xo_gnv_optcls:
-				 * invalidates
-				 * the per-CPU lookup cache (xo_gnv_cache) */
+				 * invalidates the per-CPU lookup cache
+				 * (xo_gnv_cache). The next value is
+				 * xo_gnv_gen_next(): one bit changes, so a
+				 * frame reading it during the update (a byte
+				 * at a time) sees the old value or the new */
 	__u32 pad;
 };
+
+/* The generation after @gen: the Gray code of its successor, which
+ * differs from @gen's in one bit.
+ */
+static inline __u32 xo_gnv_gen_next(__u32 gen)
+{
+	__u32 n = gen, mask;
+
+	/* Gray code back to its index */
+	for (mask = n >> 1; mask; mask >>= 1)
+		n ^= mask;
+	n++;
+	return n ^ (n >> 1);
+}
 
 /* Value of the per-CPU xo_gnv_cache[0]: the last registered and the last
  * unregistered UDP port, the last VNI's rule and the last known option
@@ -337,8 +358,8 @@ struct xo_gnv_cache {
  * one update of the interface's counters (and one of its VNI's). Userspace
  * derives what it shows: matched (the frame parsed and found its rule or the
  * default) = PASSED + NO_TARGET + DROP_RULE + BAD_CSUM + DECAPPED +
- * DECAP_FAILED + REDIRECTED; passed includes NO_TARGET; dropped-malformed
- * includes DECAP_FAILED.
+ * DECAP_FAILED + DROP_CANNOT_DECAP + REDIRECTED; passed includes NO_TARGET;
+ * dropped-malformed includes DECAP_FAILED.
  */
 enum xo_gnv_counter {
 	XO_GNV_CNT_NOT_GENEVE = 0,	/* not UDP to a registered port, or a fragment: untouched */
@@ -351,6 +372,8 @@ enum xo_gnv_counter {
 	XO_GNV_CNT_REDIRECTED,
 	XO_GNV_CNT_NO_TARGET,		/* no socket or CPU in the slot: passed to the stack */
 	XO_GNV_CNT_DECAP_FAILED,	/* inner frame too short to decapsulate: dropped */
+	XO_GNV_CNT_DROP_CANNOT_DECAP,	/* decap rule, protocol type not Ethernet, IPv4, IPv6 */
+	XO_GNV_CNT_DROP_OPTS_UNEXAMINED, /* options the walk cannot cover (before the rule) */
 	XO_GNV_CNT_MAX,
 };
 
