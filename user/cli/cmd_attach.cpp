@@ -139,8 +139,8 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	a->add_option("interface", o->ifname, "Interface")->required();
 	a->add_option("feature", o->feature, "Feature: vlan | geneve")->required();
 	a->add_option("--hook", o->hook, "xdp | tc-ingress | tc-egress (default xdp)");
-	a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
-	a->callback([&g, &rc, o] {
+	auto *mode_opt = a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
+	a->callback([&g, &rc, o, mode_opt] {
 		auto feat = parse_feature(o->feature);
 		auto hook = parse_hook(o->hook);
 		auto mode = parse_xdp_mode(o->mode);
@@ -150,6 +150,10 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 				rc = report(*e);
 				return;
 			}
+		if (mode_opt->count() && *hook != Hook::xdp) {
+			rc = report(usage_error("--mode " + o->mode + " is an XDP mode; --hook " + o->hook + " takes none"));
+			return;
+		}
 		if (auto s = prepare(g); !s) {
 			rc = report(s.error());
 			return;
