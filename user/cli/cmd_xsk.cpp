@@ -868,7 +868,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 		return usage_error("--src-ip and --dst-ip must both be IPv4 or both IPv6");
 	spec.ipv6 = v6a;
 	if (o.proto != "udp" && o.proto != "tcp")
-		return usage_error("--proto must be udp or tcp");
+		return usage_error("--proto " + o.proto + ": udp or tcp");
 	spec.tcp = o.proto == "tcp";
 	spec.src_port = o.src_port;
 	spec.dst_port = o.dst_port;
@@ -876,7 +876,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 	if (!o.vlan.empty()) {
 		auto v = parse_vids(o.vlan);
 		if (!v)
-			return v.error();
+			return usage_error("--vlan " + o.vlan + ": " + v.error().msg);
 		spec.vids = *v;
 	}
 	if (o.rate && *o.rate <= 0)
