@@ -146,6 +146,8 @@ std::vector<Row> table()
 		{{"detach", "IF", "bogus"}, 2, "bogus"},
 		{{"detach", "IF", "vlan", "--hook", "foo"}, 2, "foo"},
 		{{"detach", "IF"}, 1, "IF_A"},
+		{{"detach", "--purge", "NOIF"}, 1, nodev},
+		{{"detach", "--all-orphans", "IF"}, 2, "--all-orphans"},
 		{{"status", "NOIF"}, 1, nodev},
 		{{"status", "IF", "surplus"}, 2, "surplus"},
 		// ---- vlan ----

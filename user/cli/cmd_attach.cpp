@@ -1,6 +1,7 @@
 // attach, detach, status: which xoffload programs sit on which hook.
 #include <net/if.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <optional>
 
@@ -87,7 +88,8 @@ int purge_gone(const Globals &g, const std::string &ifname)
 		return report(s.error());
 	const std::string dir = pin_dir(Netdev{ifname, 0});
 	if (!path_exists(dir))
-		return report(usage_error("unknown interface '" + ifname + "' and no pins of it (" + dir + ")"));
+		return report(runtime_error("Cannot find device \"" + ifname + "\" and no pins of it (" + dir + ")",
+					    ENODEV));
 	if (auto s = purge_pin_dir(dir); !s)
 		return report(s.error());
 	if (g.json)
@@ -228,7 +230,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			return;
 		}
 		auto dev = netdev_lookup(d->ifname);
-		if (!dev && d->purge && dev.error().kind == ErrorKind::usage) {
+		if (!dev && d->purge && dev.error().err == ENODEV) {
 			rc = purge_gone(g, d->ifname);	// the interface is gone: its pins only
 			return;
 		}
