@@ -453,7 +453,6 @@ TEST_F(XskVeth, UsageErrors)
 		{"send", tb_->if_a(), "--dst-mac", "zz", "--src-ip", "198.18.0.1", "--dst-ip", "198.18.0.2"},
 		{"send", tb_->if_a(), "--dst-mac", "02:00:00:00:00:0b", "--src-ip", "198.18.0.1", "--dst-ip", "2001:db8::1"},
 		{"recv", tb_->if_b(), "--xdp-mode", "hw"},
-		{"recv", "no-such-if0"},
 		{"recv", tb_->if_b(), "--multi-buffer", "maybe"},
 	};
 	for (const auto &args : bad) {
@@ -461,6 +460,9 @@ TEST_F(XskVeth, UsageErrors)
 		EXPECT_EQ(r.exit_code, 2) << join_cmd(args) << ": " << r.describe();
 		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << join_cmd(args) << ": " << r.err;
 	}
+	CmdResult nodev = run_cmd(tool(tb_->ns_b(), {"recv", "no-such-if0"}), kTimeout);
+	EXPECT_EQ(nodev.exit_code, 1) << "a device that does not exist: " << nodev.describe();
+	EXPECT_NE(nodev.err.find("Cannot find device \"no-such-if0\""), std::string::npos) << nodev.err;
 	// send --geneve-vni: VNI in 24 bits, port 1..65535, tunnel endpoints given
 	// and of one family, frames that fit. Run where the interface exists (and
 	// bounded by --count), so each is refused for the reason given.

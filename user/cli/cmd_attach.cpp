@@ -1,6 +1,7 @@
 // attach, detach, status: which xoffload programs sit on which hook.
 #include <net/if.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <optional>
 
@@ -87,7 +88,8 @@ int purge_gone(const Globals &g, const std::string &ifname)
 		return report(s.error());
 	const std::string dir = pin_dir(Netdev{ifname, 0});
 	if (!path_exists(dir))
-		return report(usage_error("unknown interface '" + ifname + "' and no pins of it (" + dir + ")"));
+		return report(runtime_error("Cannot find device \"" + ifname + "\" and no pins of it (" + dir + ")",
+					    ENODEV));
 	if (auto s = purge_pin_dir(dir); !s)
 		return report(s.error());
 	if (g.json)
@@ -139,8 +141,8 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	a->add_option("interface", o->ifname, "Interface")->required();
 	a->add_option("feature", o->feature, "Feature: vlan | geneve")->required();
 	a->add_option("--hook", o->hook, "xdp | tc-ingress | tc-egress (default xdp)");
-	a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
-	a->callback([&g, &rc, o] {
+	auto *mode_opt = a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
+	a->callback([&g, &rc, o, mode_opt] {
 		auto feat = parse_feature(o->feature);
 		auto hook = parse_hook(o->hook);
 		auto mode = parse_xdp_mode(o->mode);
@@ -150,6 +152,10 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 				rc = report(*e);
 				return;
 			}
+		if (mode_opt->count() && *hook != Hook::xdp) {
+			rc = report(usage_error("--mode " + o->mode + " is an XDP mode; --hook " + o->hook + " takes none"));
+			return;
+		}
 		if (auto s = prepare(g); !s) {
 			rc = report(s.error());
 			return;
@@ -224,7 +230,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			return;
 		}
 		auto dev = netdev_lookup(d->ifname);
-		if (!dev && d->purge && dev.error().kind == ErrorKind::usage) {
+		if (!dev && d->purge && dev.error().err == ENODEV) {
 			rc = purge_gone(g, d->ifname);	// the interface is gone: its pins only
 			return;
 		}

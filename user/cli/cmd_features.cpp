@@ -184,12 +184,12 @@ void add_features_command(CLI::App &app, Globals &g, int &rc)
 					   "+FEATURE -FEATURE");
 	c->add_option("--packet", o->packet, "tcp4 (default) | tcp6 | udp | udp6 | ufo");
 	c->add_flag("--gso", o->gso, "A GSO super-packet (else one packet)");
-	c->add_option("--vlans", o->vlans, "VLAN tags on the frame as sent: 0, 1, 2");
+	c->add_option("--vlans", o->vlans, "VLAN tags on the frame as sent: 0, 1, 2")->check(whole_number(0, 2));
 	c->add_flag("--vlan-meta", o->meta, "The outer tag is in skb metadata (tc vlan push), not in the packet");
 	c->add_option("--encap", o->encap, "Already encapsulated by the sender: vxlan | geneve");
 	c->add_flag("--no-csum", o->no_csum, "Checksum already complete (CHECKSUM_NONE), not partial");
-	c->add_option("--payload", o->payload, "L4 payload bytes (default 4000)");
-	c->add_option("--mss", o->mss, "gso_size (default 1000)");
+	c->add_option("--payload", o->payload, "L4 payload bytes (default 4000)")->check(whole_number(0, 65000));
+	c->add_option("--mss", o->mss, "gso_size (default 1000)")->check(whole_number(1, 65535));
 	c->add_option("--kernel", o->kernel,
 		      "Model of Linux 6.1 | 6.12 | 7.2 (newest) | running (default: the newest model not newer "
 		      "than uname's release)");

@@ -265,10 +265,14 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 		s->add_option("--vni", o->vni, "VNI 0..16777215");
 		s->add_flag("--default", o->dflt, "The rule of VNIs without one (initially pass)");
 		s->add_option("--action", o->action, "pass | drop | decap | xsk | cpu")->required();
-		s->add_option("--queues", o->queues, "xsk/cpu: spread flows over N sockets/CPUs (default 1)");
-		s->callback([&g, &rc, o, vni_of] {
+		auto *queues = s->add_option("--queues", o->queues, "xsk/cpu: spread flows over N sockets/CPUs (default 1)");
+		s->callback([&g, &rc, o, vni_of, queues] {
 			auto vni = vni_of(*o);
 			auto act = parse_geneve_action(o->action);
+			if (act && queues->count() && *act != XO_GNV_ACT_XSK && *act != XO_GNV_ACT_CPU) {
+				rc = report(usage_error("--queues applies to --action xsk and cpu, not " + o->action));
+				return;
+			}
 			Result<long long> q = usage_error("--queues must be 1.." + std::to_string(XO_GNV_MAX_QUEUES));
 			try {
 				size_t used = 0;
@@ -442,11 +446,13 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 	// ---- stats ----
 	{
 		auto [s, o] = leaf(gv, "stats", "Counters by reason, in total and per VNI");
-		s->add_option("--interval", o->interval, "Print rates every S seconds until Ctrl-C");
-		s->add_option("--count", o->count, "Stop after N intervals");
-		s->callback([&g, &rc, o] {
-			if (o->interval < 0) {
-				rc = report(usage_error("interval must be positive"));
+		s->add_option("--interval", o->interval, "Print rates every S seconds until Ctrl-C")
+			->check(positive_number());
+		auto *count = s->add_option("--count", o->count, "Stop after N intervals (with --interval)")
+				      ->check(whole_number(1, UINT32_MAX));
+		s->callback([&g, &rc, o, count] {
+			if (count->count() && o->interval <= 0) {
+				rc = report(usage_error("--count needs --interval"));
 				return;
 			}
 			run(g, rc, o->ifname, false, [&](const Netdev &dev, GeneveMaps &m) -> Status {

@@ -173,10 +173,15 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 		s->add_option("--pcp", o->pcp, "Priority code point 0..7");
 		s->add_flag("--dei", o->dei, "Set the drop eligible indicator");
 		s->add_option("--inner-vid", o->inner_vid, "Also push an inner 802.1Q tag with this VID");
-		s->add_option("--inner-pcp", o->inner_pcp, "PCP of the inner tag");
-		s->add_flag("--inner-dei", o->inner_dei, "DEI of the inner tag");
+		auto *ipcp = s->add_option("--inner-pcp", o->inner_pcp, "PCP of the inner tag (with --inner-vid)");
+		auto *idei = s->add_flag("--inner-dei", o->inner_dei, "DEI of the inner tag (with --inner-vid)");
 		add_dir(s, *o);
-		s->callback([&g, &rc, o] {
+		s->callback([&g, &rc, o, ipcp, idei] {
+			if (o->inner_vid.empty() && (ipcp->count() || idei->count())) {
+				rc = report(usage_error(std::string(ipcp->count() ? "--inner-pcp" : "--inner-dei") +
+							" needs --inner-vid (the inner tag it describes)"));
+				return;
+			}
 			std::vector<TagSpec> tags(1);
 			auto vid = parse_vid(o->vid);
 			auto pcp = parse_pcp(o->pcp);
@@ -212,8 +217,9 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 	{
 		auto [s, o] = add("rewrite", "Translate the outer VID A to B (B keeps PCP and DEI)");
 		s->add_option("--from", o->from, "VID to translate")->required();
-		s->add_option("--to", o->to, "New VID");
-		s->add_flag("--delete", o->remove, "Remove the translation of --from");
+		auto *to = s->add_option("--to", o->to, "New VID");
+		s->add_flag("--delete", o->remove, "Remove the translation of --from (exit 1 when there is none)")
+			->excludes(to);
 		add_dir(s, *o);
 		s->callback([&g, &rc, o] {
 			auto from = parse_vid(o->from);
@@ -232,9 +238,26 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 					rc = report(t.error());
 					return;
 				}
+				if (*t == *from) {
+					rc = report(usage_error("--to " + o->to + " is --from: nothing to rewrite"));
+					return;
+				}
 				to = *t;
 			}
 			run(g, rc, *o, [&](const Netdev &dev, VlanMaps &m, Dir d) -> Status {
+				if (!to) {
+					// as geneve port del of an absent port: a fact of the system, exit 1
+					auto rules = m.vid_rules(d);
+					if (!rules)
+						return rules.error();
+					bool there = false;
+					for (const auto &r : *rules)
+						there = there || (r.vid == *from && r.rewrite_to);
+					if (!there)
+						return runtime_error("no rewrite of VID " + std::to_string(*from) + " on " +
+									     dev.name + " " + dir_name(d),
+								     ENOENT);
+				}
 				if (auto s = m.set_rewrite(d, *from, to); !s)
 					return s;
 				if (g.json)
@@ -250,9 +273,9 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 	}
 	{
 		auto [s, o] = add("allow", "Allow-list: drop tagged frames whose outer VID is not listed");
-		s->add_option("--vid", o->vids, "VIDs to allow (several)");
-		s->add_flag("--remove", o->remove, "Remove the given VIDs instead");
-		s->add_flag("--clear", o->clear, "Empty the list and turn the allow-list off");
+		auto *vid = s->add_option("--vid", o->vids, "VIDs to allow (several)");
+		auto *rm = s->add_flag("--remove", o->remove, "Remove the given VIDs instead");
+		s->add_flag("--clear", o->clear, "Empty the list and turn the allow-list off")->excludes(vid)->excludes(rm);
 		add_dir(s, *o);
 		s->callback([&g, &rc, o] {
 			std::vector<uint16_t> vids;
@@ -348,11 +371,13 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 	}
 	{
 		auto [s, o] = add("stats", "Per-hook counters by reason");
-		s->add_option("--interval", o->interval, "Print rates every S seconds until Ctrl-C");
-		s->add_option("--count", o->count, "Stop after N intervals");
-		s->callback([&g, &rc, o] {
-			if (o->interval < 0) {
-				rc = report(usage_error("interval must be positive"));
+		s->add_option("--interval", o->interval, "Print rates every S seconds until Ctrl-C")
+			->check(positive_number());
+		auto *count = s->add_option("--count", o->count, "Stop after N intervals (with --interval)")
+				      ->check(whole_number(1, UINT32_MAX));
+		s->callback([&g, &rc, o, count] {
+			if (count->count() && o->interval <= 0) {
+				rc = report(usage_error("--count needs --interval"));
 				return;
 			}
 			run(g, rc, *o, [&](const Netdev &dev, VlanMaps &m, Dir) -> Status {

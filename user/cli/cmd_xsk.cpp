@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "xsk_rules.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pcap.hpp"
@@ -100,6 +101,7 @@ struct Engine {
 	std::string csum = "n/a";	// send: who completes the L4 checksum (tx-metadata, software)
 	std::string csum_why;
 	bool shared_queue = false;	// all sockets on one queue, one fill ring (create_shared)
+	std::vector<size_t> fill_ring_of;	// per socket: the socket whose fill ring (and pool) it uses
 	bool geneve = false;		// socket i sits in slot i of xdp_geneve's XSKMAP
 };
 
@@ -196,13 +198,16 @@ Result<Engine> make_sockets(const Netdev &dev, const XskOpts &o, const EngineUse
 		auto s = XskSocket::create(*e.umem, dev, sc);
 		if (!s)
 			return s.error();
+		const size_t owner = e.socks.size();
 		e.socks.push_back(std::move(*s));
+		e.fill_ring_of.push_back(owner);
 		// the others share this one's fill ring and frames
 		for (uint32_t k = 1; k < use.shared; k++) {
 			auto p = XskSocket::create_shared(e.socks.front(), sc);
 			if (!p)
 				return p.error();
 			e.socks.push_back(std::move(*p));
+			e.fill_ring_of.push_back(owner);
 		}
 	}
 	e.shared_queue = use.shared > 0;
@@ -219,13 +224,18 @@ struct Totals {
 	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
 	uint64_t submitted = 0, completed = 0;
 	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
+	std::optional<uint64_t> dev_tx_dropped;	// send: the device's tx_dropped over the run
 };
 
 Totals sum(Engine &e, bool rx)
 {
 	Totals t;
+	// the kernel reports a pool's fill-ring-empty count to every socket on
+	// it: counted once per ring
+	std::vector<uint64_t> fill_empty;
 	for (auto &s : e.socks) {
 		const auto &st = s.stats();
+		fill_empty.push_back(st.k_fill_empty);
 		t.packets += rx ? st.rx_packets : st.tx_completed;
 		t.bytes += rx ? st.rx_bytes : 0;
 		t.descs += st.rx_descs;
@@ -239,8 +249,8 @@ Totals sum(Engine &e, bool rx)
 		t.k_rx_invalid += st.k_rx_invalid;
 		t.k_tx_invalid += st.k_tx_invalid;
 		t.k_rx_ring_full += st.k_rx_ring_full;
-		t.k_fill_empty += st.k_fill_empty;
 	}
+	t.k_fill_empty = sum_per_ring(fill_empty, e.fill_ring_of);
 	return t;
 }
 
@@ -261,6 +271,8 @@ void sockets_out(Engine &e, bool rx, Json *j)
 		j->begin_array("sockets");
 	for (size_t i = 0; i < e.socks.size(); i++) {
 		const auto &st = e.socks[i].stats_nosync();
+		// a shared fill ring's count stands on the socket that owns the ring only
+		const size_t ring = i < e.fill_ring_of.size() ? e.fill_ring_of[i] : i;
 		if (j) {
 			j->begin_object();
 			if (e.geneve)
@@ -268,15 +280,20 @@ void sockets_out(Engine &e, bool rx, Json *j)
 			j->kv("queue", e.socks[i].queue()).kv("rx_packets", st.rx_packets).kv("rx_bytes", st.rx_bytes)
 				.kv("descriptors", st.rx_descs).kv("tx_completed", st.tx_completed)
 				.kv("rx_dropped", st.k_rx_dropped).kv("rx_ring_full", st.k_rx_ring_full)
-				.kv("fill_ring_empty", st.k_fill_empty).end_object();
+				.kv("fill_ring", static_cast<uint64_t>(ring));
+			if (ring == i)
+				j->kv("fill_ring_empty", st.k_fill_empty);
+			j->end_object();
 		} else if (e.socks.size() > 1) {
 			std::string who = e.geneve ? "slot " + std::to_string(i) + " (queue " +
 							 std::to_string(e.socks[i].queue()) + ")"
 						   : "queue " + std::to_string(e.socks[i].queue());
 			if (rx)
 				std::printf("  socket %s: %" PRIu64 " packets %" PRIu64 " bytes, drops: rx-dropped %" PRIu64
-					    " rx-ring-full %" PRIu64 "\n",
-					    who.c_str(), st.rx_packets, st.rx_bytes, st.k_rx_dropped, st.k_rx_ring_full);
+					    " rx-ring-full %" PRIu64 "%s\n",
+					    who.c_str(), st.rx_packets, st.rx_bytes, st.k_rx_dropped, st.k_rx_ring_full,
+					    ring == i ? (" fill-empty " + std::to_string(st.k_fill_empty)).c_str()
+						      : (" (fill ring of socket " + std::to_string(ring) + ")").c_str());
 			else
 				std::printf("  socket %s: %" PRIu64 " frames completed\n", who.c_str(), st.tx_completed);
 		}
@@ -360,9 +377,11 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
 			.kv("gbps", gbps).kv(rx ? "fill_full" : "ring_full", t.ring_full).kv("wakeups", t.wakeups)
 			.kv("interrupted", interrupted);
-		if (!rx)
+		if (!rx) {
 			j.kv("submitted", t.submitted).kv("completed", t.completed);
-		else
+			if (t.dev_tx_dropped)
+				j.kv("tx_dropped", *t.dev_tx_dropped);
+		} else
 			j.kv("descriptors", t.descs);
 		j.begin_object("drops").kv("rx_dropped", t.k_rx_dropped).kv("rx_ring_full", t.k_rx_ring_full)
 			.kv("fill_ring_empty", t.k_fill_empty).kv("rx_invalid", t.k_rx_invalid)
@@ -395,8 +414,9 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 	sockets_out(e, rx, nullptr);
 	if (!rx)
 		std::printf("  submitted %" PRIu64 " completed %" PRIu64 " ring-full %" PRIu64 " kick-busy %" PRIu64
-			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "\n",
-			    t.submitted, t.completed, t.ring_full, t.kick_busy, t.kick_errors, t.k_tx_invalid);
+			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "; %s tx_dropped %s\n",
+			    t.submitted, t.completed, t.ring_full, t.kick_busy, t.kick_errors, t.k_tx_invalid,
+			    dev.name.c_str(), t.dev_tx_dropped ? ("+" + std::to_string(*t.dev_tx_dropped)).c_str() : "unknown");
 	else
 		std::printf("  %" PRIu64 " descriptors; drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64
 			    " fill-empty %" PRIu64 " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
@@ -447,6 +467,9 @@ public:
 		  next_report_(o.interval > 0 ? t0_ + o.interval : INFINITY), last_(t0_)
 	{
 		install_stop_handler();
+		// what the device dropped of our frames shows only in its own counter
+		if (auto st = netdev_stats(dev))
+			tx_dropped0_ = st->tx_dropped;
 	}
 	enum class Step { go, wait, stop };
 	// Called every round; checks the clock every 'every' rounds (always when
@@ -500,6 +523,9 @@ public:
 		const double secs = now_s() - t0_;
 		Totals t = sum(e_, false);
 		t.bytes = bytes_sent;
+		if (tx_dropped0_)
+			if (auto st = netdev_stats(dev_))
+				t.dev_tx_dropped = counter_delta(*tx_dropped0_, st->tx_dropped);
 		if (pcap)
 			if (auto st = pcap->close(); !st)
 				return st;
@@ -509,6 +535,8 @@ public:
 					     dev_.name);
 		if (!accounting_ok(e_, nullptr))
 			return runtime_error("UMEM frame accounting inconsistent (bug)");
+		if (auto w = tx_dropped_warning(dev_.name, t.dev_tx_dropped.value_or(0), t.completed); !w.empty())
+			return runtime_error(w);
 		return ok();
 	}
 
@@ -521,22 +549,8 @@ private:
 	Totals prev_{};
 	bool interrupted_ = false;
 	uint64_t loops_ = 0;
+	std::optional<uint64_t> tx_dropped0_;
 };
-
-// MSS that fills a 1500-byte MTU: IPv4/IPv6 header, then TCP, UDP, or for
-// UFO the fragment data (multiples of 8; IPv6 also carries a fragment header).
-uint16_t default_mss(GsoType t)
-{
-	switch (t) {
-	case GsoType::tso4: return 1460;
-	case GsoType::tso6: return 1440;
-	case GsoType::uso4: return 1472;
-	case GsoType::uso6: return 1452;
-	case GsoType::ufo4: return 1480;
-	case GsoType::ufo6: return 1448;
-	default: return 0;
-	}
-}
 
 // The segmentation-offload send loop: every round segments the super-packet
 // straight into freshly allocated UMEM frames (tags inserted and checksums
@@ -737,8 +751,8 @@ Result<TxFrame> make_tx_frame(FrameSpec spec, const GsoRequest &req, bool partia
 
 // --gso: every segment of the super-packet fits one UMEM frame of cap bytes
 // (md_room of the frame went to the TX metadata). Usage error otherwise,
-// before anything is bound.
-Status check_segments_fit(const FrameSpec &spec, const GsoRequest &req, const XskOpts &o, uint32_t cap,
+// before anything is bound; else the length of the longest segment.
+Result<uint32_t> check_segments_fit(const FrameSpec &spec, const GsoRequest &req, const XskOpts &o, uint32_t cap,
 			  uint32_t md_room)
 {
 	auto super = build_frame(spec);
@@ -761,7 +775,30 @@ Status check_segments_fit(const FrameSpec &spec, const GsoRequest &req, const Xs
 						      std::to_string(cap + md_room)
 					    : std::string()) +
 				   ")");
-	return ok();
+	uint32_t longest = 0;
+	for (const auto &f : frames)
+		longest = std::max(longest, f.len);
+	return longest;
+}
+
+// A frame of len bytes (tags: ntags) fits what dev carries, or the one
+// line that says what does: --size (or --mss with --gso) at most what fits.
+Status check_fits_device(const Netdev &dev, const XskOpts &o, uint32_t len, unsigned ntags, bool gso,
+			 uint32_t mss)
+{
+	auto mtu = netdev_mtu(dev.name);
+	if (!mtu)
+		return mtu.error();
+	const uint32_t limit = max_frame_len(*mtu, ntags);
+	if (len <= limit)
+		return ok();
+	const uint32_t over = len - limit;
+	const std::string what = gso ? "--mss " + std::to_string(mss) : "--size " + std::to_string(o.size);
+	const uint32_t was = gso ? mss : o.size;
+	return usage_error(what + " does not fit " + dev.name + " (MTU " + std::to_string(*mtu) + ", " +
+			   std::to_string(ntags) + (ntags == 1 ? " tag" : " tags") + ", frames of at most " +
+			   std::to_string(limit) + " bytes): " +
+			   (was > over ? "at most " + std::to_string(was - over) : "nothing fits"));
 }
 
 // What send does for one packet class on this device, as it will run: the
@@ -831,7 +868,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 		return usage_error("--src-ip and --dst-ip must both be IPv4 or both IPv6");
 	spec.ipv6 = v6a;
 	if (o.proto != "udp" && o.proto != "tcp")
-		return usage_error("--proto must be udp or tcp");
+		return usage_error("--proto " + o.proto + ": udp or tcp");
 	spec.tcp = o.proto == "tcp";
 	spec.src_port = o.src_port;
 	spec.dst_port = o.dst_port;
@@ -839,7 +876,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 	if (!o.vlan.empty()) {
 		auto v = parse_vids(o.vlan);
 		if (!v)
-			return v.error();
+			return usage_error("--vlan " + o.vlan + ": " + v.error().msg);
 		spec.vids = *v;
 	}
 	if (o.rate && *o.rate <= 0)
@@ -870,11 +907,15 @@ Status run_send(const Globals &g, const XskOpts &o)
 		req.type = o.gso == "tso" ? (spec.ipv6 ? GsoType::tso6 : GsoType::tso4)
 			 : o.gso == "uso" ? (spec.ipv6 ? GsoType::uso6 : GsoType::uso4)
 					  : (spec.ipv6 ? GsoType::ufo6 : GsoType::ufo4);
-		// the default fills a 1500-byte MTU, outer headers included
+		// the default fills a 1500-byte MTU, tags and outer headers included
+		// (the device's smaller MTU: set once the device is known)
 		req.mss = o.mss ? o.mss
-				: static_cast<uint16_t>(default_mss(req.type) - (*gnv ? geneve_overhead(**gnv) : 0));
+				: static_cast<uint16_t>(default_mss(req.type, 1500, static_cast<unsigned>(spec.vids.size()),
+								    *gnv ? geneve_overhead(**gnv) : 0));
 	} else if (o.mss) {
 		return usage_error("--mss needs --gso");
+	} else if (o.sw_csum) {
+		return usage_error("--sw-csum needs --gso (plain frames: checksums in software unless --tx-csum)");
 	}
 	if (req.type != GsoType::none || req.geneve) {
 		// tags go in while each frame is copied, never into the super-packet
@@ -926,8 +967,22 @@ Status run_send(const Globals &g, const XskOpts &o)
 	// is the same on a kernel that has the metadata and on one that has not.
 	const uint32_t md_room = use.tx_md && !o.no_tx_metadata ? sizeof(xsk::TxMetadata) : 0;
 	if (req.type != GsoType::none) {
-		if (auto s = check_segments_fit(spec, req, o, o.frame_size - md_room, md_room); !s)
+		if (!o.mss) {
+			auto mtu = netdev_mtu(dev->name);
+			if (!mtu)
+				return mtu.error();
+			req.mss = static_cast<uint16_t>(
+				default_mss(req.type, *mtu, req.ntags, req.geneve ? geneve_overhead(*req.geneve) : 0));
+		}
+		auto longest = check_segments_fit(spec, req, o, o.frame_size - md_room, md_room);
+		if (!longest)
+			return longest.error();
+		if (auto s = check_fits_device(*dev, o, *longest, req.ntags, true, req.mss); !s)
 			return s;
+	} else if (auto s = check_fits_device(*dev, o, tx_frame,
+					      static_cast<unsigned>(req.geneve ? req.ntags : spec.vids.size()), false, 0);
+		   !s) {
+		return s;
 	} else if (tx_frame + md_room > o.frame_size && !probe_xdp_use_sg().ok) {
 		return usage_error("--size " + std::to_string(o.size) + ": a frame of " + std::to_string(tx_frame) +
 				   " bytes spans several " + std::to_string(o.frame_size) +
@@ -1439,17 +1494,23 @@ Status run_recv(const Globals &g, const XskOpts &o)
 void add_common(CLI::App *c, XskOpts &o)
 {
 	c->add_option("interface", o.ifname, "Interface")->required();
-	c->add_option("--queue", o.queue, "Queue to use (default 0)");
-	c->add_option("--queues", o.queues, "Use queues 0..N-1, one socket each, one shared UMEM");
-	c->add_option("--count", o.count, "Stop after N frames");
-	c->add_option("--duration", o.duration, "Stop after S seconds");
-	c->add_option("--interval", o.interval, "Stats line every S seconds (0: none)")->capture_default_str();
+	c->add_option("--queue", o.queue, "Queue to use (default 0)")->check(whole_number(0, UINT32_MAX));
+	c->add_option("--queues", o.queues, "Use queues 0..N-1, one socket each, one shared UMEM")
+		->check(whole_number(1, UINT32_MAX));
+	c->add_option("--count", o.count, "Stop after N frames")->check(whole_number(1));
+	c->add_option("--duration", o.duration, "Stop after S seconds")->check(positive_number());
+	c->add_option("--interval", o.interval, "Stats line every S seconds (0: none)")
+		->check(positive_number(true))->capture_default_str();
 	c->add_option("--pcap", o.pcap, "Write the frames to this pcap file");
 	c->add_option("--xsk-mode", o.xsk_mode, "AF_XDP bind mode: auto, zero-copy or copy")->capture_default_str();
-	c->add_option("--ring-size", o.ring_size, "Size of every ring (power of two)")->capture_default_str();
-	c->add_option("--frames", o.frames, "UMEM frames per queue (default 2 x ring size)");
-	c->add_option("--frame-size", o.frame_size, "UMEM chunk size: 2048 or 4096")->capture_default_str();
-	c->add_option("--batch", o.batch, "Descriptors per ring operation")->capture_default_str();
+	c->add_option("--ring-size", o.ring_size, "Size of every ring (power of two)")
+		->check(whole_number(64, 65536))->capture_default_str();
+	c->add_option("--frames", o.frames, "UMEM frames per queue (default 2 x ring size)")
+		->check(whole_number(1, UINT32_MAX));
+	c->add_option("--frame-size", o.frame_size, "UMEM chunk size: 2048 or 4096")
+		->check(CLI::IsMember({"2048", "4096"}))->capture_default_str();
+	c->add_option("--batch", o.batch, "Descriptors per ring operation")->check(whole_number(1, 1024))
+		->capture_default_str();
 	c->add_flag("--no-need-wakeup", o.no_need_wakeup, "Do not bind with XDP_USE_NEED_WAKEUP");
 	c->add_flag("--busy-poll", o.busy_poll, "Prefer busy polling (SO_PREFER_BUSY_POLL)");
 }
@@ -1466,13 +1527,20 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	s->add_option("--src-ip", so->src_ip, "Source IPv4/IPv6 address")->required();
 	s->add_option("--dst-ip", so->dst_ip, "Destination IPv4/IPv6 address")->required();
 	s->add_option("--proto", so->proto, "udp or tcp")->capture_default_str();
-	s->add_option("--src-port", so->src_port, "L4 source port")->capture_default_str();
-	s->add_option("--dst-port", so->dst_port, "L4 destination port")->capture_default_str();
-	s->add_option("--size", so->size, "Frame size in bytes (no FCS, tags included)")->capture_default_str();
-	s->add_option("--rate", so->rate, "Frames per second (default: as fast as possible)");
+	s->add_option("--src-port", so->src_port, "L4 source port")->check(whole_number(0, 65535))
+		->capture_default_str();
+	s->add_option("--dst-port", so->dst_port, "L4 destination port")->check(whole_number(0, 65535))
+		->capture_default_str();
+	s->add_option("--size", so->size, "Frame size in bytes (no FCS, tags included)")
+		->check(whole_number(1, UINT32_MAX))->capture_default_str();
+	s->add_option("--rate", so->rate, "Frames per second (default: as fast as possible)")
+		->check(positive_number());
 	s->add_option("--vlan", so->vlan, "VID or OUTER,INNER (802.1ad + 802.1Q)");
 	s->add_option("--gso", so->gso, "tso | uso | ufo: --size is a super-packet, segmented into each send");
-	s->add_option("--mss", so->mss, "Segment payload (UFO: fragment data) bytes; default fills a 1500 MTU");
+	s->add_option("--mss", so->mss,
+		      "Segment payload (UFO: fragment data) bytes; default fills a 1500-byte MTU (the device's when "
+		      "smaller) with the tags and tunnel headers")
+		->check(whole_number(1, 65535));
 	s->add_flag("--sw-csum", so->sw_csum,
 		    "With --gso: compute every checksum in software even where the queue takes TX metadata");
 	s->add_flag("--tx-csum", so->tx_csum,
@@ -1502,9 +1570,11 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 		    "slots 0..N-1 of the XSKMAP of xdp_geneve's xsk rules (N: --queues, else the rule's --queues)");
 	r->add_option("--vni", ro->vni, "With --geneve: N from this VNI's xsk rule");
 	r->add_flag("--pcap-per-socket", ro->pcap_per_socket, "With --pcap FILE.pcap: FILE.<socket>.pcap for each socket");
-	r->add_option("--filter-udp-port", ro->filter_port, "Only redirect UDP to this destination port");
-	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)");
-	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame");
+	r->add_option("--filter-udp-port", ro->filter_port, "Only redirect UDP to this destination port")
+		->check(whole_number(1, 65535));
+	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)")
+		->check(whole_number(0, 4094));
+	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame")->check(positive_number());
 	r->add_option("--multi-buffer", ro->multi_buffer,
 		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")
 		->capture_default_str();

@@ -6,7 +6,11 @@
 
 #include <time.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,43 @@ void add_features_command(CLI::App &app, Globals &g, int &rc);
 std::vector<std::string> split_bench_args(int argc, char **argv);
 void add_bench_command(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
 
+
+// Validators of numeric options, checked on the text before CLI11 converts
+// it (CLI11 2.1 reads "-1" into an unsigned as its maximum, and "010" as
+// octal): CLI11 then reports "--opt: <why>" as a usage error (exit 2).
+// A whole number in lo..hi, decimal digits only.
+inline CLI::Validator whole_number(uint64_t lo, uint64_t hi = UINT64_MAX)
+{
+	return CLI::Validator(
+		[lo, hi](std::string &s) -> std::string {
+			bool digits = !s.empty() && s.size() <= 20;
+			for (char c : s)
+				digits = digits && c >= '0' && c <= '9';
+			errno = 0;
+			unsigned long long v = digits ? std::strtoull(s.c_str(), nullptr, 10) : 0;
+			if (digits && errno != ERANGE && v >= lo && v <= hi)
+				return {};
+			return "'" + s + "' is not a whole number " +
+			       (hi == UINT64_MAX ? ">= " + std::to_string(lo)
+						 : "in " + std::to_string(lo) + ".." + std::to_string(hi));
+		},
+		"");
+}
+
+// Seconds (or a rate): a finite number, > 0, or >= 0 when zero_ok.
+inline CLI::Validator positive_number(bool zero_ok = false)
+{
+	return CLI::Validator(
+		[zero_ok](std::string &s) -> std::string {
+			char *end = nullptr;
+			errno = 0;
+			double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+			if (end && !*end && errno != ERANGE && std::isfinite(v) && (v > 0 || (zero_ok && v == 0)))
+				return {};
+			return "'" + s + "' is not a number " + (zero_ok ? ">= 0" : "> 0");
+		},
+		"");
+}
 
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);

@@ -72,6 +72,18 @@ int main(int argc, char **argv)
 		return app.exit(e);
 	} catch (const CLI::ParseError &e) {
 		std::string msg = e.what();
+		// "A subcommand is required" when a word was given for one: name it
+		CLI::App *at = &app;
+		while (!at->get_subcommands().empty())
+			at = at->get_subcommands().front();
+		const auto rest = app.remaining(true);	// fallthrough: the word may sit with a parent
+		if (msg.find("subcommand is required") != std::string::npos) {
+			const std::string of = at == &app ? std::string() : " of " + at->get_name();
+			if (!rest.empty() && !rest.front().empty() && rest.front()[0] != '-')
+				msg = "unknown command '" + rest.front() + "'" + of;
+			else if (at != &app)
+				msg = at->get_name() + " needs a subcommand";
+		}
 		std::fprintf(stderr, "offload-tool: %s (see --help)\n", msg.c_str());
 		return 2;
 	}

@@ -16,12 +16,22 @@ struct Netdev {
 	int ifindex = 0;
 };
 
-// Resolves an interface in the current network namespace (usage error if absent).
+// Resolves an interface in the current network namespace: a usage error for
+// a name that cannot be one, a runtime error (ENODEV, 'Cannot find device
+// "X"', ip's words) for one that does not exist.
 Result<Netdev> netdev_lookup(std::string_view ifname);
 
 // The MTU and the MAC address of an interface in the current namespace.
 Result<uint32_t> netdev_mtu(const std::string &ifname);
 Result<std::array<uint8_t, 6>> netdev_mac(const std::string &ifname);
+
+// The device's own counters (rtnetlink IFLA_STATS64, read in the current
+// network namespace, where sysfs may show another one's).
+struct NetdevStats {
+	uint64_t tx_packets = 0, tx_dropped = 0, tx_errors = 0;
+	uint64_t rx_packets = 0, rx_dropped = 0;
+};
+Result<NetdevStats> netdev_stats(const Netdev &dev);
 
 // Moves this process into the named network namespace (/run/netns/<name>),
 // like `ip -n`. The mount namespace, and so bpffs, stays the caller's.

@@ -8,14 +8,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/if_link.h>
 #include <linux/magic.h>
+#include <linux/rtnetlink.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
+#include "internal.hpp"
 #include "xoffload/fd.hpp"
 
 namespace xoffload {
@@ -31,10 +35,9 @@ Result<Netdev> netdev_lookup(std::string_view ifname)
 	if (name.empty() || name.size() >= IFNAMSIZ)
 		return usage_error("invalid interface name '" + name + "'");
 	unsigned idx = if_nametoindex(name.c_str());
-	if (!idx) {
-		std::string where = g_netns.empty() ? "" : " in netns '" + g_netns + "'";
-		return usage_error("unknown interface '" + name + "'" + where);
-	}
+	// a runtime fact, worded as ip words it (exit 1, not a usage error)
+	if (!idx)
+		return runtime_error("Cannot find device \"" + name + "\"", ENODEV);
 	return Netdev{name, static_cast<int>(idx)};
 }
 
@@ -70,6 +73,33 @@ Result<std::array<uint8_t, 6>> netdev_mac(const std::string &ifname)
 	std::array<uint8_t, 6> m{};
 	std::memcpy(m.data(), ifr.ifr_hwaddr.sa_data, 6);
 	return m;
+}
+
+Result<NetdevStats> netdev_stats(const Netdev &dev)
+{
+	auto req = rtnl_request<ifinfomsg>(RTM_GETLINK);
+	req.body.ifi_family = AF_UNSPEC;
+	std::optional<NetdevStats> out;
+	auto s = rtnl_dump(&req.nh, "RTM_GETLINK", [&](const nlmsghdr *nh) {
+		if (nh->nlmsg_type != RTM_NEWLINK)
+			return;
+		auto *ifm = static_cast<const ifinfomsg *>(NLMSG_DATA(nh));
+		if (ifm->ifi_index != dev.ifindex)
+			return;
+		int len = static_cast<int>(IFLA_PAYLOAD(nh));
+		for (auto *rta = IFLA_RTA(ifm); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+			if (rta->rta_type != IFLA_STATS64 || RTA_PAYLOAD(rta) < sizeof(rtnl_link_stats64))
+				continue;
+			rtnl_link_stats64 st;
+			std::memcpy(&st, RTA_DATA(rta), sizeof(st));	// 4-byte aligned in the message
+			out = NetdevStats{st.tx_packets, st.tx_dropped, st.tx_errors, st.rx_packets, st.rx_dropped};
+		}
+	});
+	if (!s)
+		return s.error();
+	if (!out)
+		return runtime_error("no IFLA_STATS64 for " + dev.name + " (device gone?)", ENODEV);
+	return *out;
 }
 
 Status netns_enter(const std::string &name)
