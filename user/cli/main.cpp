@@ -44,20 +44,8 @@ int main(int argc, char **argv)
 
 	CLI::App app{"xoffload: VLAN, Geneve, segmentation and checksum offloads in XDP, TC and AF_XDP",
 		     "offload-tool"};
-	app.set_version_flag("--version", std::string("offload-tool ") + XOFFLOAD_VERSION);
-	app.add_flag("--json", g.json, "Machine-readable output");
-	app.add_flag("-v,--verbose", g.verbose, "More output (-vv shows libbpf/libxdp debug)");
-	app.add_option("-n,--netns", g.netns, "Run in this network namespace (like ip -n)");
-	app.require_subcommand(1);
-	app.fallthrough();
-
-	cli::add_attach_commands(app, g, rc);
-	cli::add_vlan_command(app, g, rc);
-	cli::add_geneve_command(app, g, rc);
-	cli::add_xsk_commands(app, g, rc);
-	cli::add_features_command(app, g, rc);
 	const std::vector<std::string> bench_args = cli::split_bench_args(argc, argv);
-	cli::add_bench_command(app, g, rc, bench_args);
+	cli::build_app(app, g, rc, bench_args);
 
 	try {
 		// CLI11 parses everything up to the bench's name
