@@ -1,9 +1,40 @@
-// The offload-tool command line as a CLI11 app: global options and every
-// subcommand, built apart from main() so it can be parsed without running
-// anything (tests/fuzz/cli_fuzz.cpp).
+// The offload-tool command line as a CLI11 app (global options and every
+// subcommand) and what its commands share, apart from main() so it can be
+// parsed without running anything (tests/fuzz/cli_fuzz.cpp).
+#include <csignal>
+#include <cstdio>
+
 #include "commands.hpp"
+#include "xoffload/loader.hpp"
+#include "xoffload/netdev.hpp"
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+} // namespace
 
 namespace xoffload::cli {
+
+void install_stop_handler()
+{
+	struct sigaction sa {};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, nullptr);
+	sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool stop_requested()
+{
+	return g_stop != 0;
+}
+
+Status prepare(const Globals &g)
+{
+	set_library_verbosity(g.verbose);
+	if (!g.netns.empty())
+		return netns_enter(g.netns);
+	return ok();
+}
 
 void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args)
 {

@@ -1,40 +1,7 @@
 // offload-tool: command line front end of libxoffload.
-#include <csignal>
 #include <cstdio>
 
 #include "commands.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/netdev.hpp"
-
-namespace {
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
-} // namespace
-
-namespace xoffload::cli {
-
-void install_stop_handler()
-{
-	struct sigaction sa {};
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
-}
-
-bool stop_requested()
-{
-	return g_stop != 0;
-}
-
-Status prepare(const Globals &g)
-{
-	set_library_verbosity(g.verbose);
-	if (!g.netns.empty())
-		return netns_enter(g.netns);
-	return ok();
-}
-
-} // namespace xoffload::cli
 
 int main(int argc, char **argv)
 {
