@@ -97,7 +97,7 @@ public:
 	{
 		uint32_t vni = 7, zero = 0, slot = 1;
 		xo_gnv_rule r{c.action, 4, 1};
-		xo_gnv_cfg cfg{XO_ABI_VERSION, c.flags, {XO_GNV_ACT_PASS, 1, 0}, ++gen_, 0};
+		xo_gnv_cfg cfg{XO_ABI_VERSION, c.flags, {}, gen_ = xo_gnv_gen_next(gen_), 0};
 		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY) ||
 		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cfg), &zero, &cfg, BPF_ANY))
 			return -errno;

@@ -313,16 +313,17 @@ public:
 	int apply(const Case &c)
 	{
 		__u32 dir = XO_DIR_INGRESS;
-		xo_vlan_policy pol = c.policy;	// as libxoffload writes it
-		xo_vlan_policy_compile(&pol);
-		if (bpf_map_update_elem(bpf_map__fd(skel_->maps.xo_vlan_cfg), &dir, &pol, BPF_ANY))
+		xo_vlan_banks banks{};	// bank 0 active
+		banks.bank[0] = c.policy;
+		xo_vlan_policy_compile(&banks.bank[0]);
+		if (bpf_map_update_elem(bpf_map__fd(skel_->maps.xo_vlan_cfg), &dir, &banks, BPF_ANY))
 			return -errno;
 		for (uint16_t vid : {vid_a, vid_b}) {
 			xo_vid_entry e{};
 			for (const VidRewrite &r : c.rewrites)
 				if (r.vid == vid)
 					e.rewrite_vid = r.to;
-			__u32 key = XO_DIR_INGRESS * XO_VID_SLOTS + vid;
+			__u32 key = xo_vid_key(0, XO_DIR_INGRESS, vid);
 			if (bpf_map_update_elem(bpf_map__fd(skel_->maps.xo_vlan_vid), &key, &e, BPF_ANY))
 				return -errno;
 		}

@@ -70,7 +70,7 @@ static __always_inline int xo_vlan_tc(struct __sk_buff *skb, __u32 dir, __u32 ho
 	struct xo_vlan_stats *st = xo_vlan_stats_of(hook);
 	int i;
 
-	pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
+	pol = xo_vlan_policy_of(dir);
 	if (!pol || xo_tc_tags(skb, &t)) {
 		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
 		return TC_ACT_SHOT;

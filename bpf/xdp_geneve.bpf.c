@@ -8,6 +8,13 @@
 #include <xdp/xdp_helpers.h>
 #include "xoffload/geneve.h"
 
+/* What xo_gnv_decap can make a frame of: Ethernet, IPv4, IPv6. */
+static __always_inline int xo_gnv_can_decap(__be16 proto)
+{
+	return proto == bpf_htons(XO_ETH_P_TEB) || proto == bpf_htons(ETH_P_IP) ||
+	       proto == bpf_htons(ETH_P_IPV6);
+}
+
 /* Strips everything before o->inner; for an IP payload a 14-byte Ethernet
  * header with the outer MACs goes in front. Returns 0 or -1.
  */
@@ -42,17 +49,16 @@ static __always_inline int xo_gnv_decap(struct xdp_md *ctx, const struct xo_gnv_
 }
 
 /* 1 when an option in [opts_off, opts_off + optlen) from the frame's start
- * is critical and of a class not declared known, or when @hflags (the
- * Geneve header's flags) say critical options are present and there are
- * more than the walk reads; 0 when neither; -1 when an option runs past
+ * is critical and of a class not declared known, 2 when there are more
+ * options than the walk reads (whatever the header's C bit says); 0 when
+ * neither; -1 when an option runs past
  * optlen or the packet. For frames with two or more critical classes the
  * per-CPU cache does not answer for: the fast walk stopped at the second,
  * this one checks every option and looks each class up. A global function,
  * so the verifier checks it once on its own instead of on every path of
  * its caller.
  */
-__noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 optlen,
-				   __u32 hflags)
+__noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 optlen)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -70,9 +76,9 @@ __noinline int xo_gnv_crit_unknown(struct xdp_md *ctx, __u32 opts_off, __u32 opt
 	if (xo_gnv_walk_opts(data + (opts_off & 0x1ff), data_end, optlen, ca, 1, &off,
 			     &miss) != XO_GNV_OK)
 		return -1;
-	/* more options than we walk: unknown critical ones may hide there */
-	if (off < optlen && (hflags & XO_GNV_F_CRIT))
-		return 1;
+	/* options not walked may be unknown critical ones, C bit or not */
+	if (off < optlen)
+		return 2;
 	return miss;
 }
 
@@ -122,33 +128,30 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 		void *opts = (void *)(o.gh + 1);
 
 		/* xo_gnv_crit_unknown changes no packet data: o stays valid */
-		r = xo_gnv_crit_unknown(ctx, (__u32)(opts - data), (__u32)(o.inner - opts),
-					o.gh->flags);
-		r = r == 0 ? XO_GNV_OK : r > 0 ? XO_GNV_CRIT_UNKNOWN : XO_GNV_MALFORMED;
+		r = xo_gnv_crit_unknown(ctx, (__u32)(opts - data), (__u32)(o.inner - opts));
+		r = r == 0 ? XO_GNV_OK : r == 1 ? XO_GNV_CRIT_UNKNOWN :
+		    r == 2 ? XO_GNV_OPTS_UNEXAMINED : XO_GNV_MALFORMED;
 	}
 	if (r != XO_GNV_OK) {
-		xo_gnv_count(st, r == XO_GNV_CRIT_UNKNOWN ? XO_GNV_CNT_DROP_CRIT_OPT :
-			     XO_GNV_CNT_DROP_MALFORMED, bytes);
+		reason = r == XO_GNV_CRIT_UNKNOWN ? XO_GNV_CNT_DROP_CRIT_OPT :
+			 r == XO_GNV_OPTS_UNEXAMINED ? XO_GNV_CNT_DROP_OPTS_UNEXAMINED :
+			 XO_GNV_CNT_DROP_MALFORMED;
+		xo_gnv_count(st, reason, bytes);
 		/* the VNI is known once the base header is there: count it too */
-		if (r == XO_GNV_CRIT_UNKNOWN) {
+		if (reason != XO_GNV_CNT_DROP_MALFORMED) {
 			struct xo_gnv_hdr *gh = c.pos;
 
 			if ((void *)(gh + 1) <= data_end) {
 				key = xo_gnv_rule_of(xo_gnv_vni(gh), ca, &rule) ?
 				      rule.slot : XO_GNV_SLOT_DEFAULT;
 				xo_gnv_count(bpf_map_lookup_elem(&xo_gnv_vstats, &key),
-					     XO_GNV_CNT_DROP_CRIT_OPT, bytes);
+					     reason, bytes);
 			}
 		}
 		return XDP_DROP;
 	}
 
-	if (xo_gnv_rule_of(xo_gnv_vni(o.gh), ca, &rule)) {
-		key = rule.slot;
-	} else {
-		key = XO_GNV_SLOT_DEFAULT;
-		rule = cfg->dflt;
-	}
+	key = xo_gnv_rule_of(xo_gnv_vni(o.gh), ca, &rule) ? rule.slot : XO_GNV_SLOT_DEFAULT;
 	vst = bpf_map_lookup_elem(&xo_gnv_vstats, &key);
 	action = rule.action;
 	queues = rule.queues;
@@ -176,7 +179,10 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 		verdict = XDP_DROP;
 		break;
 	case XO_GNV_ACT_DECAP:
-		if (xo_gnv_decap(ctx, &o)) {
+		if (!xo_gnv_can_decap(o.gh->proto)) {
+			reason = XO_GNV_CNT_DROP_CANNOT_DECAP;
+			verdict = XDP_DROP;
+		} else if (xo_gnv_decap(ctx, &o)) {
 			reason = XO_GNV_CNT_DECAP_FAILED;
 			verdict = XDP_DROP;
 		} else {

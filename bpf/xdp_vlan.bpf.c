@@ -208,7 +208,7 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 	__u64 bytes = frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
 	__u32 dir = XO_DIR_INGRESS;
 	struct xo_vlan_stats *st = xo_vlan_stats_of(XO_HOOK_XDP);
-	struct xo_vlan_policy *pol = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
+	struct xo_vlan_policy *pol = xo_vlan_policy_of(dir);
 	struct xo_vlan_hdr *vh = data + sizeof(struct ethhdr);
 
 	_Static_assert(XO_VLAN_MAX_DEPTH == 2, "xo_vlan_xdp tells two tags apart");

@@ -34,7 +34,8 @@ const char *reason_label(unsigned r)
 {
 	static const char *const n[XO_GNV_CNT_MAX] = {"not-geneve", "passed", "dropped-rule",
 						      "dropped-malformed", "dropped-crit-opt", "bad-csum",
-						      "decapped", "redirected", "no-target", "decap-failed"};
+						      "decapped", "redirected", "no-target", "decap-failed",
+						      "dropped-cannot-decap", "dropped-options-unexamined"};
 	return r < XO_GNV_CNT_MAX ? n[r] : "?";
 }
 
@@ -114,7 +115,7 @@ public:
 		uint32_t z = 0;
 		xo_gnv_cfg c{};
 		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_cfg), &z, &c), "cfg");
-		c.gen++;
+		c.gen = xo_gnv_gen_next(c.gen);
 		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_cfg), &z, &c, BPF_ANY), "cfg");
 	}
 	// Each VNI gets its own counter slot, as GeneveMaps::rule_set gives them.
@@ -132,8 +133,17 @@ public:
 		uint32_t z = 0;
 		xo_gnv_cfg c{};
 		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_cfg), &z, &c), "cfg");
-		c = xo_gnv_cfg{XO_ABI_VERSION, flags, {dflt_action, 1, 0}, c.gen + 1, 0};
+		c = xo_gnv_cfg{XO_ABI_VERSION, flags, {}, xo_gnv_gen_next(c.gen), 0};
 		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_cfg), &z, &c, BPF_ANY), "cfg");
+		dflt(dflt_action);
+	}
+	// The default rule, as GeneveMaps::rule_set writes it.
+	void dflt(uint32_t action, uint32_t queues = 1)
+	{
+		uint32_t k = XO_GNV_VNI_DEFAULT;
+		xo_gnv_rule r{action, static_cast<uint16_t>(queues), XO_GNV_SLOT_DEFAULT};
+		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_rules), &k, &r, BPF_ANY), "default rule");
+		bump();
 	}
 	void known(uint16_t cls, bool on)
 	{
@@ -280,6 +290,21 @@ const std::vector<GeneveOpt> kOptsKnownTwice = {{kClassKnown2, kOptCritical | 1,
 						{kClassKnown2, kOptCritical | 1, {}}};
 
 
+// @n options of 4 bytes (no data), of a class no rule declares; with
+// @crit_last, then one critical option of @last_cls (unknown by default).
+// @all_crit: the @n are critical too, of class @last_cls.
+std::vector<GeneveOpt> many_opts(unsigned n, bool crit_last, uint16_t last_cls = kClassUnknown,
+				 bool all_crit = false)
+{
+	std::vector<GeneveOpt> v;
+	for (unsigned i = 0; i < n; i++)
+		v.push_back(all_crit ? GeneveOpt{last_cls, static_cast<uint8_t>(kOptCritical | 1), {}}
+				     : GeneveOpt{static_cast<uint16_t>(0x0200 + i), 0x01, {}});
+	if (crit_last)
+		v.push_back({last_cls, static_cast<uint8_t>(kOptCritical | 2), {}});
+	return v;
+}
+
 Bytes eth_then(const Bytes &ip, uint16_t type)
 {
 	PacketBuilder b;
@@ -357,7 +382,6 @@ std::vector<Case> cases()
 		 {}, {XO_GNV_CNT_DROP_MALFORMED}},
 		{"version_1", outer4(geneve(kVniPass, kEthTeb, kInner, {}, 0, 1)), V::drop, {},
 		 {XO_GNV_CNT_DROP_MALFORMED}},
-		{"unknown_protocol", outer4(geneve(kVniPass, 0x88b5, kInner)), V::drop, {}, {XO_GNV_CNT_DROP_MALFORMED}},
 		{"unregistered_port_untouched", outer4(g_decap, kPortC), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
 		{"fragment_mf_untouched", fragment(outer4(g_decap), 0x2000), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
 		{"fragment_offset_untouched", fragment(outer4(g_decap), 0x0010), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
@@ -384,6 +408,24 @@ std::vector<Case> cases()
 		 {XO_GNV_CNT_NO_TARGET}, kVniXsk},
 		{"vni_24_bits", outer4(geneve(0xabcdef, kEthTeb, kInner)), V::drop, {}, {XO_GNV_CNT_DROP_RULE},
 		 0xabcdef, [](GeneveEnv &e) { e.rule(0xabcdef, XO_GNV_ACT_DROP); }},
+		// ---- options: every one opt_len can hold is walked ----
+		{"seventeen_plain_then_unknown_critical_no_c_bit",
+		 outer4(geneve(kVniDecap, kEthTeb, kInner, many_opts(17, true))), V::drop, {},
+		 {XO_GNV_CNT_DROP_CRIT_OPT}, kVniDecap},
+		{"seventeen_plain_then_unknown_critical_c_bit",
+		 outer4(geneve(kVniDecap, kEthTeb, kInner, many_opts(17, true), kGnvCrit)), V::drop, {},
+		 {XO_GNV_CNT_DROP_CRIT_OPT}, kVniDecap},
+		{"seventeen_plain_then_known_critical_decaps",
+		 outer4(geneve(kVniDecap, kEthTeb, kInner, many_opts(17, true, kClassKnown), kGnvCrit)), V::pass,
+		 kInner, {XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"sixty_two_plain_then_unknown_critical",
+		 outer4(geneve(kVniPass, kEthTeb, kInner, many_opts(62, true))), V::drop, {},
+		 {XO_GNV_CNT_DROP_CRIT_OPT}, kVniPass},
+		{"sixty_three_plain_options_decap", outer6(geneve(kVniDecap, kEthTeb, kInner, many_opts(63, false))),
+		 V::pass, kInner, {XO_GNV_CNT_DECAPPED}, kVniDecap},
+		{"sixty_three_known_critical_options_decap",
+		 outer4(geneve(kVniDecap, kEthTeb, kInner, many_opts(63, false, kClassKnown, true), kGnvCrit)),
+		 V::pass, kInner, {XO_GNV_CNT_DECAPPED}, kVniDecap},
 		// ---- outer UDP checksum verification ----
 		{"csum_good_ipv4", v4, V::pass, {}, {XO_GNV_CNT_PASSED}, kVniPass, verify},
 		{"csum_good_ipv6_big", outer6(g_big), V::pass, {}, {XO_GNV_CNT_PASSED}, kVniPass, verify},
@@ -430,6 +472,46 @@ TEST_P(GeneveCase, VerdictBytesAndCounters)
 
 INSTANTIATE_TEST_SUITE_P(Table, GeneveCase, ::testing::ValuesIn(cases()),
 			 [](const auto &info) { return info.param.name; });
+
+// Protocol types xdp_geneve cannot decapsulate (ARP, MPLS, NSH, anything
+// else): the rule decides, as for any frame. pass and the default pass leave
+// it untouched, drop drops it, decap drops it as dropped-cannot-decap,
+// xsk/cpu steer it as an inner frame without an IP 5-tuple (hash of zero
+// fields).
+TEST_F(GeneveBpf, EveryProtocolTypeFollowsItsRule)
+{
+	const Bytes payload = PacketBuilder().payload(28, 5).build();
+	const uint32_t slot = xo_gnv_flow_hash(0, 0, 0, 0, 0) % 2;	// kVniCpu has 2 queues
+	for (uint16_t proto : {uint16_t{0x0806}, uint16_t{0x8847}, uint16_t{0x894f}, uint16_t{0x88b5}}) {
+		char label[16];
+		std::snprintf(label, sizeof(label), "0x%04x", proto);
+		SCOPED_TRACE(label);
+		auto f = [&](uint32_t vni) { return outer4(geneve(vni, proto, payload)); };
+		run_case(*env_, {"pass", f(kVniPass), V::pass, {}, {XO_GNV_CNT_PASSED}, kVniPass});
+		run_case(*env_, {"default pass", f(kVniUnknown), V::pass, {}, {XO_GNV_CNT_PASSED}, XO_GNV_VNI_DEFAULT});
+		run_case(*env_, {"drop", f(kVniDrop), V::drop, {}, {XO_GNV_CNT_DROP_RULE}, kVniDrop});
+		run_case(*env_, {"decap", f(kVniDecap), V::drop, {}, {XO_GNV_CNT_DROP_CANNOT_DECAP}, kVniDecap});
+		run_case(*env_, {"default decap", outer6(geneve(kVniUnknown, proto, payload)), V::drop, {},
+				 {XO_GNV_CNT_DROP_CANNOT_DECAP}, XO_GNV_VNI_DEFAULT,
+				 [](GeneveEnv &e) { e.dflt(XO_GNV_ACT_DECAP); }});
+		env_->dflt(XO_GNV_ACT_PASS);
+		run_case(*env_, {"xsk, no socket", f(kVniXsk), V::pass, {}, {XO_GNV_CNT_NO_TARGET}, kVniXsk});
+		env_->cpu_slot(slot, true);
+		env_->cpu_slot(slot ^ 1, false);
+		run_case(*env_, {"cpu, the zero-field hash's slot", f(kVniCpu), V::redirect, {},
+				 {XO_GNV_CNT_REDIRECTED}, kVniCpu});
+		env_->cpu_slot(slot, false);
+		env_->cpu_slot(slot ^ 1, true);
+		run_case(*env_, {"cpu, the other slot only", f(kVniCpu), V::pass, {}, {XO_GNV_CNT_NO_TARGET}, kVniCpu});
+		env_->cpu_slot(slot ^ 1, false);
+	}
+	// the same inner protocol inside an Ethernet payload hashes alike
+	const Bytes arp_eth = PacketBuilder().eth(kMacBcast, kMacC).ethertype(0x0806).payload(28).build();
+	env_->cpu_slot(slot, true);
+	run_case(*env_, {"cpu, ARP in Ethernet", outer4(geneve(kVniCpu, kEthTeb, arp_eth)), V::redirect, {},
+			 {XO_GNV_CNT_REDIRECTED}, kVniCpu});
+	env_->cpu_slot(slot, false);
+}
 
 // A per-CPU cache that was never filled is all zero, and so is xo_gnv_cfg
 // until userspace writes it: port 0, VNI 0 and option class 0 must not look

@@ -229,29 +229,38 @@ public:
 	xdp_vlan_test_bpf *xdp() const { return xdp_; }
 	tc_vlan_test_bpf *tc() const { return tc_; }
 
-	// Writes @p as the policy of @dir, replacing its whole VID table; @raw
-	// writes p.v as it is, op[] included (a writer that skips
-	// xo_vlan_policy_compile).
+	// Writes @p as the policy of @dir, replacing its whole VID table, the
+	// way libxoffload switches: into the inactive bank, then `active`
+	// flips (so consecutive rows run on both banks); @raw writes p.v as it
+	// is, op[] included (a writer that skips xo_vlan_policy_compile).
 	void set_policy(uint32_t dir, const Policy &p, bool raw = false)
 	{
 		int cfg = bpf_map__fd(xdp_->maps.xo_vlan_cfg);
 		int vid = bpf_map__fd(xdp_->maps.xo_vlan_vid);
 		xo_vid_entry zero{};
+		xo_vlan_banks b{};
 
-		for (uint16_t k : touched_[dir]) {
-			uint32_t key = dir * XO_VID_SLOTS + k;
+		check(bpf_map_lookup_elem(cfg, &dir, &b), "read banks");
+		uint32_t next = (b.active & 1) ^ 1;
+		auto &touched = touched_[next][dir];
+		for (uint16_t k : touched) {
+			uint32_t key = xo_vid_key(next, dir, k);
 			check(bpf_map_update_elem(vid, &key, &zero, BPF_ANY), "clear vid");
 		}
-		touched_[dir].clear();
+		touched.clear();
 		for (const auto &[k, e] : p.vids) {
-			uint32_t key = dir * XO_VID_SLOTS + k;
+			uint32_t key = xo_vid_key(next, dir, k);
 			check(bpf_map_update_elem(vid, &key, &e, BPF_ANY), "set vid");
-			touched_[dir].push_back(k);
+			touched.push_back(k);
 		}
 		xo_vlan_policy v = p.v;	// as libxoffload writes it: op[] compiled
 		if (!raw)
 			xo_vlan_policy_compile(&v);
-		check(bpf_map_update_elem(cfg, &dir, &v, BPF_ANY), "set policy");
+		v.bank = static_cast<uint8_t>(next);
+		b.bank[next] = v;
+		check(bpf_map_update_elem(cfg, &dir, &b, BPF_ANY), "set policy");
+		b.active = next;
+		check(bpf_map_update_elem(cfg, &dir, &b, BPF_ANY), "flip bank");
 	}
 
 	// Policy @p at @hook's direction, poison in the other one.
@@ -402,7 +411,7 @@ private:
 
 	xdp_vlan_test_bpf *xdp_ = nullptr;
 	tc_vlan_test_bpf *tc_ = nullptr;
-	std::vector<uint16_t> touched_[XO_DIR_MAX];
+	std::vector<uint16_t> touched_[XO_VLAN_BANKS][XO_DIR_MAX];
 };
 
 } // namespace xoffload::test

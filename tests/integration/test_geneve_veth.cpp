@@ -21,8 +21,10 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <functional>
+#include <thread>
 #include <map>
 #include <set>
 #include <string>
@@ -609,6 +611,15 @@ TEST_F(GeneveVeth, JumboFramesAreDecappedByTheMultiBufferEntry)
 	CmdResult at = tool({"attach", ifb, "geneve"});
 	ASSERT_EQ(at.exit_code, 0) << last_ << ": " << at.describe();
 	EXPECT_NE(at.out.find("xdp_geneve_mb"), std::string::npos) << at.out;
+	// status labels each program by its feature (issue #15: xdp_geneve_mb
+	// was shown as vlan)
+	CmdResult status = tool({"status", ifb});
+	ASSERT_TRUE(status.ok()) << status.describe();
+	size_t line = status.out.find("xdp_geneve_mb");
+	ASSERT_NE(line, std::string::npos) << status.out;
+	std::string l = status.out.substr(line, status.out.find('\n', line) - line);
+	EXPECT_NE(l.find("[xoffload geneve]"), std::string::npos) << status.out;
+	EXPECT_EQ(l.find("vlan"), std::string::npos) << status.out;
 	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "100", "--action", "decap"}));
 	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
 
@@ -853,6 +864,107 @@ TEST_F(GeneveVeth, RecvGeneveRefusesClearlyAndCleansUpOnCtrlC)
 		send(encap(200, kEthTeb, inner_frame(i)));
 	CmdResult st = tool({"geneve", "stats", ifb}, true);
 	EXPECT_EQ(counter(st.out, "200", "no-target"), 3u) << st.out;
+}
+
+// Geneve frames of VNI 100 (decap) streamed from A while every
+// reconfiguring geneve command runs on B, round after round: rules, ports
+// and option classes of others, csum, the default rule, and a switch of VNI
+// 100 itself to pass and back. No frame may be dropped for any reason;
+// each one is decapped or passed whole, and every decapped one reaches the
+// inner UDP socket.
+TEST_F(GeneveVeth, ReconfigurationNeverDropsAStreamedVni)
+{
+	const std::string ifb = tb_->if_b();
+	const std::vector<std::vector<std::string>> seq = {
+		{"geneve", "rule", "add", ifb, "--vni", "100", "--action", "decap"},
+		{"geneve", "rule", "add", ifb, "--vni", "200", "--action", "drop"},
+		{"geneve", "rule", "del", ifb, "--vni", "200"},
+		{"geneve", "port", "add", ifb, "6082"},
+		{"geneve", "port", "del", ifb, "6082"},
+		{"geneve", "port", "add", ifb, "6081"},
+		{"geneve", "port", "del", ifb, "6081"},
+		{"geneve", "option", "known", ifb, "--class", "0x0102"},
+		{"geneve", "option", "known", ifb, "--class", "0x0102", "--remove"},
+		{"geneve", "csum", ifb, "on"},
+		{"geneve", "csum", ifb, "off"},
+		{"geneve", "rule", "add", ifb, "--default", "--action", "drop"},
+		{"geneve", "rule", "del", ifb, "--default"},
+		{"geneve", "rule", "add", ifb, "--vni", "100", "--action", "pass"},
+		{"geneve", "rule", "add", ifb, "--vni", "100", "--action", "decap"},
+	};
+	UniqueFd rx = listen_b();
+	ASSERT_TRUE(rx.valid());
+	int big = 64 << 20;
+	(void)setsockopt(rx.get(), SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	ASSERT_TRUE(tool_ok({"attach", ifb, "geneve"}));
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
+	ASSERT_TRUE(tool_ok(seq[0]));
+	// the negative check first: VNI 300 has a drop rule
+	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "300", "--action", "drop"}));
+	for (unsigned i = 0; i < 3; i++)
+		send(encap(300, kEthTeb, inner_frame(i)));
+	CmdResult st = tool({"geneve", "stats", ifb}, true);
+	ASSERT_EQ(counter(st.out, "", "dropped-rule"), 3u) << st.out;
+
+	std::vector<Bytes> frames;
+	for (unsigned i = 0; i < 256; i++)
+		frames.push_back(encap(100, kEthTeb, inner_frame(i)));
+	std::atomic<bool> stop{false};
+	std::atomic<uint64_t> sent{0};
+	std::thread sender([&] {
+		for (uint64_t i = 0; !stop.load() && i < 2000000; i++) {
+			sockaddr_ll sll{};
+			sll.sll_family = AF_PACKET;
+			sll.sll_ifindex = tx_ifindex_;
+			sll.sll_halen = 6;
+			std::memcpy(sll.sll_addr, kMacB.data(), 6);
+			const Bytes &f = frames[i % frames.size()];
+			if (sendto(tx_.get(), f.data(), f.size(), 0, reinterpret_cast<sockaddr *>(&sll), sizeof(sll)) ==
+			    static_cast<ssize_t>(f.size()))
+				sent++;
+			usleep(20);
+		}
+	});
+	uint64_t datagrams = 0;
+	std::atomic<bool> draining{true};
+	std::thread reader([&] {
+		char buf[2048];
+		pollfd p{rx.get(), POLLIN, 0};
+		while (draining.load() || poll(&p, 1, 300) > 0) {
+			if (poll(&p, 1, 50) <= 0)
+				continue;
+			while (recv(rx.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0)
+				datagrams++;
+		}
+	});
+	unsigned rounds = 0;
+	for (; rounds < 3; rounds++)
+		for (const auto &cmd : seq) {
+			uint64_t before = sent.load();
+			CmdResult r = tool(cmd);
+			EXPECT_EQ(r.exit_code, 0) << last_ << ": " << r.describe();
+			EXPECT_GT(sent.load(), before) << "frames were streaming through " << last_;
+		}
+	stop = true;
+	sender.join();
+	usleep(300000);
+	draining = false;
+	reader.join();
+
+	st = tool({"geneve", "stats", ifb}, true);
+	ASSERT_TRUE(st.ok()) << st.describe();
+	for (const char *r : {"dropped-malformed", "dropped-critical-option", "bad-checksum",
+			      "dropped-cannot-decap", "dropped-options-unexamined"})
+		EXPECT_EQ(counter(st.out, "", r), 0u) << r << ": " << st.out;
+	EXPECT_EQ(counter(st.out, "", "dropped-rule"), 3u) << "only the VNI 300 frames of the check: " << st.out;
+	uint64_t decapped = counter(st.out, "100", "decapped"), passed = counter(st.out, "100", "passed");
+	EXPECT_EQ(decapped + passed, sent.load()) << "every VNI 100 frame sent was decapped or passed: " << st.out;
+	EXPECT_GT(passed, 0u) << "the stream went through the pass state";
+	EXPECT_EQ(counter(st.out, "100", "matched"), sent.load()) << st.out;
+	EXPECT_EQ(datagrams, decapped) << "inner datagrams received on B vs decapped";
+	std::printf("streamed %llu frames through %u rounds of %zu commands: %llu decapped, %llu passed\n",
+		    static_cast<unsigned long long>(sent.load()), rounds, seq.size(),
+		    static_cast<unsigned long long>(decapped), static_cast<unsigned long long>(passed));
 }
 
 class GeneveVeth2Q : public GeneveVeth {

@@ -295,18 +295,10 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 		add_dir(s, *o);
 		s->callback([&g, &rc, o] {
 			run(g, rc, *o, [&](const Netdev &dev, VlanMaps &m, Dir d) -> Status {
-				if (auto s = m.clear_allowed(d); !s)
+				// one switch: no frame sees the allow-list gone but a rewrite left
+				if (auto s = m.clear(d); !s)
 					return s;
-				auto rules = m.vid_rules(d);
-				if (!rules)
-					return rules.error();
-				for (const auto &r : *rules)
-					if (auto s = m.set_rewrite(d, r.vid, 0); !s)
-						return s;
-				auto p = make_clear_policy();
-				if (auto s = m.set_policy(d, p); !s)
-					return s;
-				print_policy_set(g, dev, d, p);
+				print_policy_set(g, dev, d, make_clear_policy());
 				return ok();
 			});
 		});

@@ -8,7 +8,7 @@
 
 #include <linux/types.h>
 
-#define XO_ABI_VERSION 3
+#define XO_ABI_VERSION 4
 
 /* ---- VLAN --------------------------------------------------------------- */
 
@@ -17,6 +17,7 @@
 #define XO_VID_MIN 1
 #define XO_VID_MAX 4094
 #define XO_VID_SLOTS 4096	/* one vid table slot per 12-bit VID */
+#define XO_VLAN_BANKS 2		/* configurations per direction: the active one and the next */
 
 #define XO_ETH_P_8021Q 0x8100
 #define XO_ETH_P_8021AD 0x88A8
@@ -67,9 +68,9 @@ enum xo_vlan_op {
 	XO_VLAN_OP_TOO_DEEP,	/* a push would leave more than XO_VLAN_MAX_DEPTH tags: drop */
 };
 
-/* Value of xo_vlan_cfg, indexed by enum xo_dir. action, pop_depth and
- * push_count are the policy in the user's words; the programs act on op[],
- * which xo_vlan_policy_compile() derives from them.
+/* One bank of a direction's configuration (see struct xo_vlan_banks).
+ * action, pop_depth and push_count are the policy in the user's words; the
+ * programs act on op[], which xo_vlan_policy_compile() derives from them.
  */
 struct xo_vlan_policy {
 	__u32 abi_version;	/* XO_ABI_VERSION once written by userspace, 0 = default */
@@ -78,10 +79,31 @@ struct xo_vlan_policy {
 	__u8 pop_depth;		/* 1 or 2 */
 	__u8 push_count;	/* 1 or 2 */
 	__u8 outer_only;	/* derived: the outer tag alone decides (see below) */
-	__u8 pad;
+	__u8 bank;		/* the bank this policy sits in: its VID table is
+				 * xo_vlan_vid[xo_vid_key(bank, dir, vid)] */
 	struct xo_vlan_tag push[XO_VLAN_MAX_DEPTH]; /* push[0] is outermost */
 	__u8 op[XO_VLAN_MORE + 1]; /* enum xo_vlan_op by tag count (derived) */
 };
+
+/* Value of xo_vlan_cfg, indexed by enum xo_dir. A direction's whole
+ * configuration (policy and VID table) exists twice; a frame reads
+ * `active` once and then only that bank, so each frame sees one whole
+ * configuration. Userspace writes the other bank (policy and all 4096 VID
+ * slots) and then flips `active`, the only byte that changes in that last
+ * update: a reconfiguration is one switch, never a mix of old and new.
+ * All zero (the default policy, bank 0) until userspace writes it.
+ */
+struct xo_vlan_banks {
+	__u32 active;		/* 0 or 1: the bank the programs use */
+	__u32 pad;
+	struct xo_vlan_policy bank[XO_VLAN_BANKS];
+};
+
+/* Key of @vid's slot in xo_vlan_vid for direction @dir in @bank. */
+static inline __u32 xo_vid_key(__u32 bank, __u32 dir, __u32 vid)
+{
+	return ((bank & 1) * XO_DIR_MAX + dir) * XO_VID_SLOTS + vid;
+}
 
 /* The one definition of pop and push: what @action with @pop_depth or
  * @push_count does to a frame with @depth tags (0..XO_VLAN_MORE, the last
@@ -132,7 +154,7 @@ enum xo_vid_entry_flags {
 	XO_VID_ALLOWED = 1U << 0,
 };
 
-/* Value of xo_vlan_vid, indexed by dir * XO_VID_SLOTS + vid. */
+/* Value of xo_vlan_vid, indexed by xo_vid_key(bank, dir, vid). */
 struct xo_vid_entry {
 	__u16 flags;		/* enum xo_vid_entry_flags */
 	__u16 rewrite_vid;	/* 0 = no translation, else the new VID */
@@ -207,9 +229,11 @@ enum xo_xsk_counter {
  * xo_gnv_ports: HASH, key __u32 UDP port (host order) -> struct xo_gnv_port.
  *   The reference count is kept by userspace (under flock of the pin dir),
  *   like udp_tunnel_nic: two adds need two deletes.
- * xo_gnv_rules: HASH, key __u32 VNI -> struct xo_gnv_rule.
- * xo_gnv_cfg:   ARRAY[1] struct xo_gnv_cfg (default action for unknown
- *   VNIs, flags).
+ * xo_gnv_rules: HASH, key __u32 VNI -> struct xo_gnv_rule; the key
+ *   XO_GNV_VNI_DEFAULT holds the default rule (VNIs without one; absent:
+ *   pass). A hash update replaces the whole value at once, so a frame sees
+ *   a rule old or new, never half of each.
+ * xo_gnv_cfg:   ARRAY[1] struct xo_gnv_cfg (flags, generation).
  * xo_gnv_optcls: HASH, key __u32 option class (host order) -> __u32 (1):
  *   classes declared known; a critical option of any other class drops.
  * xo_gnv_xsks:  XSKMAP[XO_GNV_MAX_QUEUES]; xo_gnv_cpus: CPUMAP: slot =
@@ -226,9 +250,10 @@ enum xo_xsk_counter {
 #define XO_GNV_MAX_CLASSES 256
 #define XO_GNV_MAX_QUEUES 64
 #define XO_GNV_VNI_MAX 0xffffffU
-#define XO_GNV_VNI_DEFAULT 0xffffffffU	/* "VNI" of the default rule in userspace */
+#define XO_GNV_VNI_DEFAULT 0xffffffffU	/* "VNI" (xo_gnv_rules key) of the default rule */
 #define XO_GNV_SLOT_DEFAULT 0		/* xo_gnv_vstats slot of the default rule */
-#define XO_GNV_MAX_OPTS 16		/* TLV options walked per packet */
+#define XO_GNV_MAX_OPTS 63		/* TLV options walked per packet: every one
+					 * opt_len (6 bits of 4-byte words) can hold */
 #define XO_GNV_PORT_DEFAULT 6081	/* IANA */
 
 #define XO_ETH_P_TEB 0x6558		/* Transparent Ethernet Bridging */
@@ -280,13 +305,31 @@ enum xo_gnv_cfg_flags {
 struct xo_gnv_cfg {
 	__u32 abi_version;	/* XO_ABI_VERSION once written by userspace */
 	__u32 flags;		/* enum xo_gnv_cfg_flags */
-	struct xo_gnv_rule dflt;	/* VNIs without a rule; zero = pass */
-	__u32 gen;		/* bumped by userspace after every change of
+	struct xo_gnv_rule unused;	/* the default rule until ABI 3; now in
+					 * xo_gnv_rules[XO_GNV_VNI_DEFAULT] */
+	__u32 gen;		/* changed by userspace after every change of
 				 * xo_gnv_ports, xo_gnv_rules or xo_gnv_optcls:
-				 * invalidates
-				 * the per-CPU lookup cache (xo_gnv_cache) */
+				 * invalidates the per-CPU lookup cache
+				 * (xo_gnv_cache). The next value is
+				 * xo_gnv_gen_next(): one bit changes, so a
+				 * frame reading it during the update (a byte
+				 * at a time) sees the old value or the new */
 	__u32 pad;
 };
+
+/* The generation after @gen: the Gray code of its successor, which
+ * differs from @gen's in one bit.
+ */
+static inline __u32 xo_gnv_gen_next(__u32 gen)
+{
+	__u32 n = gen, mask;
+
+	/* Gray code back to its index */
+	for (mask = n >> 1; mask; mask >>= 1)
+		n ^= mask;
+	n++;
+	return n ^ (n >> 1);
+}
 
 /* Value of the per-CPU xo_gnv_cache[0]: the last registered and the last
  * unregistered UDP port, the last VNI's rule and the last known option
@@ -315,8 +358,8 @@ struct xo_gnv_cache {
  * one update of the interface's counters (and one of its VNI's). Userspace
  * derives what it shows: matched (the frame parsed and found its rule or the
  * default) = PASSED + NO_TARGET + DROP_RULE + BAD_CSUM + DECAPPED +
- * DECAP_FAILED + REDIRECTED; passed includes NO_TARGET; dropped-malformed
- * includes DECAP_FAILED.
+ * DECAP_FAILED + DROP_CANNOT_DECAP + REDIRECTED; passed includes NO_TARGET;
+ * dropped-malformed includes DECAP_FAILED.
  */
 enum xo_gnv_counter {
 	XO_GNV_CNT_NOT_GENEVE = 0,	/* not UDP to a registered port, or a fragment: untouched */
@@ -329,6 +372,8 @@ enum xo_gnv_counter {
 	XO_GNV_CNT_REDIRECTED,
 	XO_GNV_CNT_NO_TARGET,		/* no socket or CPU in the slot: passed to the stack */
 	XO_GNV_CNT_DECAP_FAILED,	/* inner frame too short to decapsulate: dropped */
+	XO_GNV_CNT_DROP_CANNOT_DECAP,	/* decap rule, protocol type not Ethernet, IPv4, IPv6 */
+	XO_GNV_CNT_DROP_OPTS_UNEXAMINED, /* options the walk cannot cover (before the rule) */
 	XO_GNV_CNT_MAX,
 };
 

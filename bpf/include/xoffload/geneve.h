@@ -24,7 +24,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XO_GNV_MAX_RULES);
+	__uint(max_entries, XO_GNV_MAX_RULES + 1);	/* + the default rule */
 	__type(key, __u32);
 	__type(value, struct xo_gnv_rule);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -116,11 +116,15 @@ static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca)
 	return 1;
 }
 
-/* The rule of @vni copied into @out; 0 when the VNI has none. */
+/* The rule of @vni copied into @out; when the VNI has none (returns 0),
+ * the default rule (xo_gnv_rules[XO_GNV_VNI_DEFAULT], pass when absent).
+ * Each is one map value, replaced whole by userspace.
+ */
 static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 					  struct xo_gnv_rule *out)
 {
 	struct xo_gnv_rule *r;
+	__u32 dflt = XO_GNV_VNI_DEFAULT;
 
 	if (ca->vni == vni) {
 		*out = ca->rule;
@@ -129,11 +133,17 @@ static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 	r = bpf_map_lookup_elem(&xo_gnv_rules, &vni);
 	ca->vni = vni;
 	ca->has_rule = r != NULL;
+	if (!r)
+		r = bpf_map_lookup_elem(&xo_gnv_rules, &dflt);
 	if (r) {
-		*out = *r;
 		ca->rule = *r;
+	} else {
+		ca->rule.action = XO_GNV_ACT_PASS;
+		ca->rule.queues = 1;
+		ca->rule.slot = XO_GNV_SLOT_DEFAULT;
 	}
-	return r != NULL;
+	*out = ca->rule;
+	return ca->has_rule;
 }
 
 static __always_inline void xo_gnv_count(struct xo_gnv_stats *st, __u32 reason,
@@ -163,6 +173,7 @@ enum xo_gnv_parse {
 	XO_GNV_CRIT_SLOW,	/* two critical classes the cache does not know:
 				 * o->gh, o->inner set, the caller walks the
 				 * options again and looks each class up */
+	XO_GNV_OPTS_UNEXAMINED,	/* more options than the walk covers */
 };
 
 /* Outer Ethernet (+ up to 2 tags), IPv4 (options, no fragments) or IPv6
@@ -232,7 +243,7 @@ static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca
 }
 
 /* Walks the TLV options in [opts, opts + optlen), at most XO_GNV_MAX_OPTS
- * of them; *off_out is where it stopped. Returns XO_GNV_OK, or
+ * of them (as many as opt_len can hold); *off_out is where it stopped. Returns XO_GNV_OK, or
  * XO_GNV_MALFORMED when an option runs past optlen or the packet.
  *
  * Without @lookup (the fast walk, no helper call, so nothing it keeps has
@@ -287,8 +298,9 @@ static __always_inline int xo_gnv_walk_opts(void *opts, void *end, __u64 optlen,
 /* The Geneve header and its options, within the UDP length, which must
  * fit the frame: the first buffer, or with @frags the @udp_room bytes from
  * the UDP header to the end of the whole frame (the headers and options
- * are in the first buffer). Returns XO_GNV_OK or XO_GNV_CRIT_SLOW (o->gh,
- * o->inner set), XO_GNV_MALFORMED or XO_GNV_CRIT_UNKNOWN.
+ * are in the first buffer). Any protocol type: the rule decides what
+ * becomes of it. Returns XO_GNV_OK or XO_GNV_CRIT_SLOW (o->gh, o->inner
+ * set), XO_GNV_MALFORMED, XO_GNV_CRIT_UNKNOWN or XO_GNV_OPTS_UNEXAMINED.
  */
 static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 					       struct xo_gnv_outer *o,
@@ -317,18 +329,15 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 	opts = gh + 1;
 	if (opts + optlen > udp_end)
 		return XO_GNV_MALFORMED;	/* opt_len beyond the packet */
-	if (gh->proto != bpf_htons(XO_ETH_P_TEB) && gh->proto != bpf_htons(ETH_P_IP) &&
-	    gh->proto != bpf_htons(ETH_P_IPV6))
-		return XO_GNV_MALFORMED;
 
 	o->gh = gh;
 	o->inner = opts + optlen;
 	r = xo_gnv_walk_opts(opts, c->end, optlen, ca, 0, &off, &miss);
 	if (r != XO_GNV_OK)
 		return r;
-	/* more options than we walk: unknown critical ones may hide there */
-	if (off < optlen && (gh->flags & XO_GNV_F_CRIT))
-		return XO_GNV_CRIT_UNKNOWN;
+	/* options not walked may be unknown critical ones, C bit or not */
+	if (off < optlen)
+		return XO_GNV_OPTS_UNEXAMINED;
 	if (miss != XO_GNV_CACHE_NONE && !xo_gnv_class_known(miss, ca))
 		return XO_GNV_CRIT_UNKNOWN;
 	return XO_GNV_OK;
@@ -340,7 +349,8 @@ static __always_inline __u32 xo_gnv_vni(const struct xo_gnv_hdr *gh)
 }
 
 /* xo_gnv_flow_hash of the inner packet at @p (ethertype @proto; TEB: an
- * Ethernet frame). Missing or truncated inner headers hash as zero fields.
+ * Ethernet frame). Missing or truncated inner headers, and every protocol
+ * but IPv4 and IPv6 (ARP, MPLS, NSH, ...), hash as zero fields.
  */
 static __always_inline __u32 xo_gnv_inner_hash(void *p, void *end, __be16 proto)
 {

@@ -17,13 +17,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XO_DIR_MAX);
 	__type(key, __u32);
-	__type(value, struct xo_vlan_policy);
+	__type(value, struct xo_vlan_banks);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xo_vlan_cfg SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XO_DIR_MAX * XO_VID_SLOTS);
+	__uint(max_entries, XO_VLAN_BANKS * XO_DIR_MAX * XO_VID_SLOTS);
 	__type(key, __u32);
 	__type(value, struct xo_vid_entry);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -36,6 +36,17 @@ struct {
 	__type(value, struct xo_vlan_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } xo_vlan_stats SEC(".maps");
+
+/* The active policy of direction @dir: `active` is read once, and the
+ * policy's own bank field leads to the VID table of the same bank, so a
+ * frame never mixes two configurations (see struct xo_vlan_banks).
+ */
+static __always_inline struct xo_vlan_policy *xo_vlan_policy_of(__u32 dir)
+{
+	struct xo_vlan_banks *b = bpf_map_lookup_elem(&xo_vlan_cfg, &dir);
+
+	return b ? &b->bank[b->active & 1] : NULL;
+}
 
 static __always_inline struct xo_vlan_stats *xo_vlan_stats_of(__u32 hook)
 {
@@ -73,7 +84,7 @@ static __always_inline __u32 xo_vlan_vid_rules(const struct xo_vlan_policy *pol,
 					       __be16 *new_tci)
 {
 	__u16 tci = bpf_ntohs(outer_tci);
-	__u32 key = dir * XO_VID_SLOTS + (tci & XO_VID_MASK);
+	__u32 key = xo_vid_key(pol->bank, dir, tci & XO_VID_MASK);
 	struct xo_vid_entry *e = bpf_map_lookup_elem(&xo_vlan_vid, &key);
 
 	/* VID 0 is a priority tag: the frame belongs to the untagged (native)

@@ -9,7 +9,7 @@ extern "C" {
 #include "xoffload/abi.h"
 }
 
-static_assert(XO_ABI_VERSION == 3);
+static_assert(XO_ABI_VERSION == 4);
 static_assert(sizeof(xo_vlan_tag) == 4);
 static_assert(offsetof(xo_vlan_tag, tci) == 2);
 static_assert(sizeof(xo_vlan_policy) == 28);
@@ -18,9 +18,13 @@ static_assert(offsetof(xo_vlan_policy, flags) == 8);
 static_assert(offsetof(xo_vlan_policy, pop_depth) == 12);
 static_assert(offsetof(xo_vlan_policy, push_count) == 13);
 static_assert(offsetof(xo_vlan_policy, outer_only) == 14);
+static_assert(offsetof(xo_vlan_policy, bank) == 15);
 static_assert(offsetof(xo_vlan_policy, push) == 16);
 static_assert(offsetof(xo_vlan_policy, op) == 24);
 static_assert(XO_VLAN_OP_TOO_DEEP == 5);
+static_assert(sizeof(xo_vlan_banks) == 64);
+static_assert(offsetof(xo_vlan_banks, bank) == 8);
+static_assert(XO_VLAN_BANKS == 2);
 static_assert(sizeof(xo_vid_entry) == 4);
 static_assert(offsetof(xo_vid_entry, rewrite_vid) == 2);
 static_assert(sizeof(xo_counter) == 16);
@@ -42,6 +46,8 @@ static_assert(offsetof(xo_gnv_rule, slot) == 6);
 static_assert(sizeof(xo_gnv_cfg) == 24);
 static_assert(offsetof(xo_gnv_cfg, gen) == 16);
 static_assert(sizeof(xo_gnv_cache) == 40);
-static_assert(offsetof(xo_gnv_cfg, dflt) == 8);
-static_assert(XO_GNV_CNT_MAX == 10);
+static_assert(offsetof(xo_gnv_cfg, unused) == 8);
+static_assert(XO_GNV_CNT_MAX == 12);
+static_assert(XO_GNV_CNT_DROP_CANNOT_DECAP == 10);
+static_assert(XO_GNV_CNT_DROP_OPTS_UNEXAMINED == 11);
 static_assert(sizeof(xo_gnv_stats) == 16 * XO_GNV_CNT_MAX);

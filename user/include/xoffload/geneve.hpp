@@ -34,6 +34,8 @@ enum class GeneveStat : unsigned {
 	decapped,
 	redirected,
 	no_target,
+	dropped_cannot_decap,
+	dropped_options_unexamined,
 	count,
 };
 inline constexpr unsigned kGeneveStats = static_cast<unsigned>(GeneveStat::count);

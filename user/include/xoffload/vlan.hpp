@@ -73,30 +73,48 @@ struct VidRule {
 	uint16_t rewrite_to;	// 0 = none
 };
 
-// The pinned maps of one interface's VLAN programs.
+// The pinned maps of one interface's VLAN programs. Every call that changes
+// a direction's configuration is one switch for the datapath: it writes the
+// bank the programs do not use (policy and the whole VID table), then flips
+// the direction's `active` word (struct xo_vlan_banks), so each frame sees
+// the configuration before the call or after it, never a mix. Writers
+// serialise on an flock of the pin directory; before writing a bank, a call
+// waits until no frame can still be reading it (an RCU grace period).
 class VlanMaps {
 public:
 	// Opens the maps pinned under pin_dir; fails with a clear message if the
-	// programs were never attached there.
+	// programs were never attached there, or if the pins have an older
+	// layout (made before XO_ABI_VERSION 4).
 	static Result<VlanMaps> open(const std::string &pin_dir, const std::string &ifname);
 
-	Result<xo_vlan_policy> policy(Dir d) const;
-	Status set_policy(Dir d, const xo_vlan_policy &p);
+	Result<xo_vlan_policy> policy(Dir d) const;		// the active bank's
+	Status set_policy(Dir d, const xo_vlan_policy &p);	// the VID table kept
 	Result<std::vector<VidRule>> vid_rules(Dir d) const;	// non-empty slots only
 	Status set_allowed(Dir d, const std::vector<uint16_t> &vids, bool allowed);
 	Status clear_allowed(Dir d);
 	Status set_rewrite(Dir d, uint16_t from, uint16_t to);	// to = 0 removes
+	// The default policy, no allow-list, no rewrite: one switch.
+	Status clear(Dir d);
 	Result<VlanCounters> counters() const;
 	// Derives again what a policy written by an older xoffload (an older
 	// XO_ABI_VERSION) carries beside the user's words (op[], outer_only).
 	Status upgrade();
+	// The bank the programs use for @d (0 or 1): each change flips it.
+	Result<uint32_t> active_bank(Dir d) const;
 
 private:
-	Result<xo_vid_entry> vid_entry(Dir d, uint16_t vid) const;
-	Status put_vid_entry(Dir d, uint16_t vid, const xo_vid_entry &e);
-	Status update_flags(Dir d, uint32_t set, uint32_t clear);
+	using VidTable = std::vector<xo_vid_entry>;	// XO_VID_SLOTS, by VID
 
-	UniqueFd cfg_, vid_, stats_;
+	Result<xo_vlan_banks> banks(Dir d) const;
+	Result<VidTable> vid_table(Dir d, uint32_t bank) const;
+	// Writes @p (compiled) and @t into the inactive bank, then flips.
+	Status commit(Dir d, const xo_vlan_policy &p, const VidTable &t);
+	// Locks the pin directory, reads the active policy and VID table of @d,
+	// lets @edit change them and commits the result.
+	template <typename Edit>
+	Status change(Dir d, Edit edit);
+
+	UniqueFd cfg_, vid_, stats_, dir_;
 };
 
 } // namespace xoffload

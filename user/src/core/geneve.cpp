@@ -112,7 +112,8 @@ const char *geneve_counter_name(unsigned stat)
 	static constexpr const char *names[kGeneveStats] = {
 		"not-geneve",	     "matched",		"passed",      "dropped-rule",
 		"dropped-malformed", "dropped-critical-option", "bad-checksum", "decapped",
-		"redirected",	     "no-target",
+		"redirected",	     "no-target",		"dropped-cannot-decap",
+		"dropped-options-unexamined",
 	};
 	return stat < kGeneveStats ? names[stat] : "?";
 }
@@ -126,7 +127,8 @@ GeneveCounterSet geneve_stats_of(const std::array<xo_counter, XO_GNV_CNT_MAX> &r
 	};
 	add(GeneveStat::not_geneve, XO_GNV_CNT_NOT_GENEVE);
 	for (unsigned r : {XO_GNV_CNT_PASSED, XO_GNV_CNT_NO_TARGET, XO_GNV_CNT_DROP_RULE, XO_GNV_CNT_BAD_CSUM,
-			   XO_GNV_CNT_DECAPPED, XO_GNV_CNT_DECAP_FAILED, XO_GNV_CNT_REDIRECTED})
+			   XO_GNV_CNT_DECAPPED, XO_GNV_CNT_DECAP_FAILED, XO_GNV_CNT_DROP_CANNOT_DECAP,
+			   XO_GNV_CNT_REDIRECTED})
 		add(GeneveStat::matched, r);
 	add(GeneveStat::passed, XO_GNV_CNT_PASSED);
 	add(GeneveStat::passed, XO_GNV_CNT_NO_TARGET);
@@ -138,6 +140,8 @@ GeneveCounterSet geneve_stats_of(const std::array<xo_counter, XO_GNV_CNT_MAX> &r
 	add(GeneveStat::decapped, XO_GNV_CNT_DECAPPED);
 	add(GeneveStat::redirected, XO_GNV_CNT_REDIRECTED);
 	add(GeneveStat::no_target, XO_GNV_CNT_NO_TARGET);
+	add(GeneveStat::dropped_cannot_decap, XO_GNV_CNT_DROP_CANNOT_DECAP);
+	add(GeneveStat::dropped_options_unexamined, XO_GNV_CNT_DROP_OPTS_UNEXAMINED);
 	return s;
 }
 
@@ -252,7 +256,9 @@ Status GeneveMaps::put_cfg(const xo_gnv_cfg &c)
 	uint32_t zero = 0;
 	xo_gnv_cfg v = c;
 	v.abi_version = XO_ABI_VERSION;
-	v.gen = c.gen + 1;	// every change invalidates the programs' per-CPU caches
+	// every change invalidates the programs' per-CPU caches; the next
+	// generation differs in one bit, so no frame can read a third value
+	v.gen = xo_gnv_gen_next(c.gen);
 	if (bpf_map_update_elem(cfg_.get(), &zero, &v, BPF_ANY))
 		return errno_error("write geneve config", errno);
 	return ok();
@@ -298,11 +304,11 @@ Status GeneveMaps::rule_set(const GeneveRule &r)
 	}
 	xo_gnv_rule v{r.action, static_cast<__u16>(q), XO_GNV_SLOT_DEFAULT};
 	if (r.vni == XO_GNV_VNI_DEFAULT) {
-		auto c = cfg();
-		if (!c)
-			return c.error();
-		c->dflt = v;
-		return put_cfg(*c);
+		// one hash update replaces the whole rule: no frame sees half of it
+		uint32_t key = XO_GNV_VNI_DEFAULT;
+		if (bpf_map_update_elem(rules_.get(), &key, &v, BPF_ANY))
+			return errno_error("write default rule", errno);
+		return bump_gen();
 	}
 	if (r.vni > XO_GNV_VNI_MAX)
 		return usage_error("VNI outside 0..16777215");
@@ -315,6 +321,8 @@ Status GeneveMaps::rule_set(const GeneveRule &r)
 		return cur.error();
 	std::vector<bool> used(XO_GNV_MAX_RULES + 1);
 	for (const auto &x : *cur) {
+		if (x.vni == XO_GNV_VNI_DEFAULT)
+			continue;	// slot 0, never taken by a VNI
 		if (x.vni == r.vni)
 			v.slot = static_cast<__u16>(x.slot);
 		if (x.slot <= XO_GNV_MAX_RULES)
@@ -341,11 +349,11 @@ Status GeneveMaps::rule_set(const GeneveRule &r)
 Status GeneveMaps::rule_del(uint32_t vni)
 {
 	if (vni == XO_GNV_VNI_DEFAULT) {
-		auto c = cfg();
-		if (!c)
-			return c.error();
-		c->dflt = xo_gnv_rule{XO_GNV_ACT_PASS, 1};
-		return put_cfg(*c);
+		// no default rule: pass (the programs' answer to an absent key)
+		uint32_t key = XO_GNV_VNI_DEFAULT;
+		if (bpf_map_delete_elem(rules_.get(), &key) && errno != ENOENT)
+			return errno_error("delete default rule", errno);
+		return bump_gen();
 	}
 	uint32_t key = vni;
 	xo_gnv_rule v{};
@@ -362,16 +370,15 @@ Status GeneveMaps::rule_del(uint32_t vni)
 Result<std::vector<GeneveRule>> GeneveMaps::rules() const
 {
 	std::vector<GeneveRule> out;
-	auto c = cfg();
-	if (!c)
-		return c.error();
-	out.push_back({XO_GNV_VNI_DEFAULT, c->dflt.action, c->dflt.queues ? c->dflt.queues : 1u,
-		       XO_GNV_SLOT_DEFAULT});
-	uint32_t key = 0, next = 0;
+	uint32_t key = XO_GNV_VNI_DEFAULT, next = 0;
+	xo_gnv_rule d{XO_GNV_ACT_PASS, 1, XO_GNV_SLOT_DEFAULT};
+	if (bpf_map_lookup_elem(rules_.get(), &key, &d) && errno != ENOENT)
+		return errno_error("read default rule", errno);
+	out.push_back({XO_GNV_VNI_DEFAULT, d.action, d.queues ? d.queues : 1u, XO_GNV_SLOT_DEFAULT});
 	uint32_t *prev = nullptr;
 	while (!bpf_map_get_next_key(rules_.get(), prev, &next)) {
 		xo_gnv_rule v{};
-		if (!bpf_map_lookup_elem(rules_.get(), &next, &v))
+		if (next != XO_GNV_VNI_DEFAULT && !bpf_map_lookup_elem(rules_.get(), &next, &v))
 			out.push_back({next, v.action, v.queues, v.slot});
 		key = next;
 		prev = &key;

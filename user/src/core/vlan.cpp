@@ -5,6 +5,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -167,6 +174,20 @@ std::string describe_policy(const xo_vlan_policy &p)
 	return s;
 }
 
+namespace {
+
+// Waits until every XDP and TC program run that began before the call has
+// ended (they run inside RCU read-side sections): MEMBARRIER_CMD_GLOBAL is
+// synchronize_rcu(). Where the kernel refuses it (nohz_full), a pause far
+// longer than any one program run.
+void wait_for_readers()
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0)
+		usleep(20000);
+}
+
+} // namespace
+
 Result<VlanMaps> VlanMaps::open(const std::string &pin_dir, const std::string &ifname)
 {
 	VlanMapNames names = vlan_map_names();
@@ -185,26 +206,126 @@ Result<VlanMaps> VlanMaps::open(const std::string &pin_dir, const std::string &i
 		}
 		fds[i]->reset(fd);
 	}
+	// pins of an older layout cannot be read or written as this one's
+	struct {
+		int fd;
+		uint32_t value_size, max_entries;
+	} want[] = {{m.cfg_.get(), sizeof(xo_vlan_banks), XO_DIR_MAX},
+		    {m.vid_.get(), sizeof(xo_vid_entry), XO_VLAN_BANKS * XO_DIR_MAX * XO_VID_SLOTS}};
+	for (const auto &w : want) {
+		bpf_map_info info{};
+		uint32_t len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(w.fd, &info, &len))
+			return errno_error("read pinned vlan map", errno);
+		if (info.value_size != w.value_size || info.max_entries != w.max_entries)
+			return runtime_error("the vlan maps pinned in " + pin_dir +
+						     " were made by an older xoffload (before ABI 4): detach it from " +
+						     ifname + " and remove " + pin_dir + ", then attach again",
+					     EINVAL);
+	}
+	m.dir_.reset(::open(pin_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (!m.dir_.valid())
+		return errno_error("open " + pin_dir, errno);
 	return m;
+}
+
+Result<xo_vlan_banks> VlanMaps::banks(Dir d) const
+{
+	uint32_t key = static_cast<uint32_t>(d);
+	xo_vlan_banks b{};
+	if (bpf_map_lookup_elem(cfg_.get(), &key, &b))
+		return errno_error("read vlan policy", errno);
+	return b;
+}
+
+Result<uint32_t> VlanMaps::active_bank(Dir d) const
+{
+	auto b = banks(d);
+	if (!b)
+		return b.error();
+	return b->active & 1;
 }
 
 Result<xo_vlan_policy> VlanMaps::policy(Dir d) const
 {
+	auto b = banks(d);
+	if (!b)
+		return b.error();
+	return b->bank[b->active & 1];
+}
+
+Result<VlanMaps::VidTable> VlanMaps::vid_table(Dir d, uint32_t bank) const
+{
+	// one batch: the slots of a bank and direction are contiguous
+	VidTable t(XO_VID_SLOTS);
+	std::vector<uint32_t> keys(XO_VID_SLOTS);
+	uint32_t first = xo_vid_key(bank, static_cast<uint32_t>(d), 0), prev = first - 1, out = 0;
+	uint32_t count = XO_VID_SLOTS;
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	int err = bpf_map_lookup_batch(vid_.get(), first ? &prev : nullptr, &out, keys.data(), t.data(),
+				       &count, &o);
+	if ((err && errno != ENOENT) || count != XO_VID_SLOTS || keys[0] != first)
+		return errno_error("read vid table", err ? errno : EIO);
+	return t;
+}
+
+Status VlanMaps::commit(Dir d, const xo_vlan_policy &p, const VidTable &t)
+{
 	uint32_t key = static_cast<uint32_t>(d);
-	xo_vlan_policy p{};
-	if (bpf_map_lookup_elem(cfg_.get(), &key, &p))
-		return errno_error("read vlan policy", errno);
-	return p;
+	auto b = banks(d);
+	if (!b)
+		return b.error();
+	uint32_t next = (b->active & 1) ^ 1;
+
+	// a frame that read `active` before the last flip may still be in the
+	// bank written now
+	wait_for_readers();
+	std::vector<uint32_t> keys(XO_VID_SLOTS);
+	for (uint32_t vid = 0; vid < XO_VID_SLOTS; vid++)
+		keys[vid] = xo_vid_key(next, key, vid);
+	uint32_t count = XO_VID_SLOTS;
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	if (bpf_map_update_batch(vid_.get(), keys.data(), t.data(), &count, &o) || count != XO_VID_SLOTS)
+		return errno_error("write vid table", errno ? errno : EIO);
+
+	xo_vlan_policy &v = b->bank[next];
+	v = p;
+	v.abi_version = XO_ABI_VERSION;
+	v.bank = static_cast<uint8_t>(next);
+	xo_vlan_policy_compile(&v);	// the programs act on op[]: derived on every write
+	// the new bank first, `active` unchanged (the bytes of the active bank
+	// are rewritten as they are); then the flip, the one byte that changes
+	if (bpf_map_update_elem(cfg_.get(), &key, &*b, BPF_ANY))
+		return errno_error("write vlan policy", errno);
+	b->active = next;
+	if (bpf_map_update_elem(cfg_.get(), &key, &*b, BPF_ANY))
+		return errno_error("write vlan policy", errno);
+	return ok();
+}
+
+template <typename Edit>
+Status VlanMaps::change(Dir d, Edit edit)
+{
+	// released when dir_ closes, i.e. when the maps object goes away
+	if (flock(dir_.get(), LOCK_EX))
+		return errno_error("lock the vlan pin directory", errno);
+	auto b = banks(d);
+	if (!b)
+		return b.error();
+	auto t = vid_table(d, b->active & 1);
+	if (!t)
+		return t.error();
+	xo_vlan_policy p = b->bank[b->active & 1];
+	edit(p, *t);
+	// the rewrite flag says whether any VID is translated
+	bool rewrites = std::any_of(t->begin(), t->end(), [](const xo_vid_entry &e) { return e.rewrite_vid != 0; });
+	p.flags = rewrites ? (p.flags | XO_VLAN_F_REWRITE) : (p.flags & ~XO_VLAN_F_REWRITE);
+	return commit(d, p, *t);
 }
 
 Status VlanMaps::set_policy(Dir d, const xo_vlan_policy &p)
 {
-	uint32_t key = static_cast<uint32_t>(d);
-	xo_vlan_policy v = p;	// the programs act on op[]: derived here, on every write
-	xo_vlan_policy_compile(&v);
-	if (bpf_map_update_elem(cfg_.get(), &key, &v, BPF_ANY))
-		return errno_error("write vlan policy", errno);
-	return ok();
+	return change(d, [&](xo_vlan_policy &cur, VidTable &) { cur = p; });
 }
 
 Status VlanMaps::upgrade()
@@ -215,98 +336,63 @@ Status VlanMaps::upgrade()
 			return p.error();
 		if (p->abi_version == 0 || p->abi_version == XO_ABI_VERSION)
 			continue;	// never written (the zero default), or current
-		p->abi_version = XO_ABI_VERSION;
 		if (auto s = set_policy(d, *p); !s)
 			return s;
 	}
 	return ok();
 }
 
-Status VlanMaps::update_flags(Dir d, uint32_t set, uint32_t clear)
-{
-	auto p = policy(d);
-	if (!p)
-		return p.error();
-	p->abi_version = XO_ABI_VERSION;
-	p->flags = (p->flags & ~clear) | set;
-	return set_policy(d, *p);
-}
-
-Result<xo_vid_entry> VlanMaps::vid_entry(Dir d, uint16_t vid) const
-{
-	uint32_t key = static_cast<uint32_t>(d) * XO_VID_SLOTS + vid;
-	xo_vid_entry e{};
-	if (bpf_map_lookup_elem(vid_.get(), &key, &e))
-		return errno_error("read vid table", errno);
-	return e;
-}
-
-Status VlanMaps::put_vid_entry(Dir d, uint16_t vid, const xo_vid_entry &e)
-{
-	uint32_t key = static_cast<uint32_t>(d) * XO_VID_SLOTS + vid;
-	if (bpf_map_update_elem(vid_.get(), &key, &e, BPF_ANY))
-		return errno_error("write vid table", errno);
-	return ok();
-}
-
 Result<std::vector<VidRule>> VlanMaps::vid_rules(Dir d) const
 {
+	auto bank = active_bank(d);
+	if (!bank)
+		return bank.error();
+	auto t = vid_table(d, *bank);
+	if (!t)
+		return t.error();
 	std::vector<VidRule> out;
 	for (uint16_t vid = XO_VID_MIN; vid <= XO_VID_MAX; vid++) {
-		auto e = vid_entry(d, vid);
-		if (!e)
-			return e.error();
-		if (e->flags || e->rewrite_vid)
-			out.push_back({vid, (e->flags & XO_VID_ALLOWED) != 0, e->rewrite_vid});
+		const xo_vid_entry &e = (*t)[vid];
+		if (e.flags || e.rewrite_vid)
+			out.push_back({vid, (e.flags & XO_VID_ALLOWED) != 0, e.rewrite_vid});
 	}
 	return out;
 }
 
 Status VlanMaps::set_allowed(Dir d, const std::vector<uint16_t> &vids, bool allowed)
 {
-	for (uint16_t vid : vids) {
-		auto e = vid_entry(d, vid);
-		if (!e)
-			return e.error();
-		e->flags = allowed ? (e->flags | XO_VID_ALLOWED) : (e->flags & ~XO_VID_ALLOWED);
-		if (auto s = put_vid_entry(d, vid, *e); !s)
-			return s;
-	}
-	return update_flags(d, XO_VLAN_F_ALLOW, 0);
+	for (uint16_t vid : vids)
+		if (vid < XO_VID_MIN || vid > XO_VID_MAX)
+			return usage_error("VID " + std::to_string(vid) + " outside 1..4094");
+	return change(d, [&](xo_vlan_policy &p, VidTable &t) {
+		for (uint16_t vid : vids)
+			t[vid].flags = allowed ? (t[vid].flags | XO_VID_ALLOWED) : (t[vid].flags & ~XO_VID_ALLOWED);
+		p.flags |= XO_VLAN_F_ALLOW;
+	});
 }
 
 Status VlanMaps::clear_allowed(Dir d)
 {
-	for (uint16_t vid = XO_VID_MIN; vid <= XO_VID_MAX; vid++) {
-		auto e = vid_entry(d, vid);
-		if (!e)
-			return e.error();
-		if (e->flags & XO_VID_ALLOWED) {
-			e->flags &= ~XO_VID_ALLOWED;
-			if (auto s = put_vid_entry(d, vid, *e); !s)
-				return s;
-		}
-	}
-	return update_flags(d, 0, XO_VLAN_F_ALLOW);
+	return change(d, [](xo_vlan_policy &p, VidTable &t) {
+		for (auto &e : t)
+			e.flags &= static_cast<uint16_t>(~XO_VID_ALLOWED);
+		p.flags &= ~XO_VLAN_F_ALLOW;
+	});
 }
 
 Status VlanMaps::set_rewrite(Dir d, uint16_t from, uint16_t to)
 {
-	auto e = vid_entry(d, from);
-	if (!e)
-		return e.error();
-	e->rewrite_vid = to;
-	if (auto s = put_vid_entry(d, from, *e); !s)
-		return s;
-	if (to)
-		return update_flags(d, XO_VLAN_F_REWRITE, 0);
-	auto rules = vid_rules(d);
-	if (!rules)
-		return rules.error();
-	for (const auto &r : *rules)
-		if (r.rewrite_to)
-			return ok();
-	return update_flags(d, 0, XO_VLAN_F_REWRITE);
+	if (from < XO_VID_MIN || from > XO_VID_MAX || to > XO_VID_MAX)
+		return usage_error("VID outside 1..4094");
+	return change(d, [&](xo_vlan_policy &, VidTable &t) { t[from].rewrite_vid = to; });
+}
+
+Status VlanMaps::clear(Dir d)
+{
+	return change(d, [](xo_vlan_policy &p, VidTable &t) {
+		p = make_clear_policy();
+		std::fill(t.begin(), t.end(), xo_vid_entry{});
+	});
 }
 
 Result<VlanCounters> VlanMaps::counters() const
