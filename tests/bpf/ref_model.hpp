@@ -214,8 +214,12 @@ struct GeneveSemantics {
 	// (pass, drop, decap: dropped-cannot-decap, xsk/cpu: steered).
 	bool other_proto_by_rule = false;
 	// Options a frame may carry and still be examined whole; more is
-	// dropped-options-unexamined whatever the C bit.
+	// dropped-options-unexamined whatever the C bit (harden-datapath's
+	// walk covers all 63, so that never fires for a well-formed header).
 	unsigned opt_walk_limit = 16;
+	// The README before harden-datapath: "so do more than 16 options with
+	// the C bit set" (dropped-critical-option); harden-datapath drops it.
+	bool crit_beyond_walk = true;
 };
 
 inline uint32_t csum_add(std::span<const uint8_t> d, uint32_t sum)
@@ -357,7 +361,7 @@ inline Outcome geneve_model(const GeneveConfig &c, const GeneveSemantics &sem, s
 	if (crit_unknown)
 		return untouched({"dropped-critical-option"}, Outcome::drop);
 	// "so do more than 16 options with the C bit set"
-	if ((flags & XO_GNV_F_CRIT) && opts.size() > XO_GNV_MAX_OPTS)
+	if (sem.crit_beyond_walk && (flags & XO_GNV_F_CRIT) && opts.size() > XO_GNV_MAX_OPTS)
 		return untouched({"dropped-critical-option"}, Outcome::drop);
 
 	if (!known_proto && !sem.other_proto_by_rule) {

@@ -42,12 +42,12 @@ namespace {
 
 using model::Outcome;
 
-// The two Geneve semantics harden-datapath changes (see ref_model.hpp,
-// GeneveSemantics). false: frames of those classes are generated but not
-// compared (counted as skipped), as the programs of this branch predate
-// them. XO_DIFF_NEW_GENEVE=0/1 overrides.
-constexpr bool kNewGeneveSemantics = false;
-constexpr unsigned kNewOptWalkLimit = 16;
+// The two Geneve semantics harden-datapath changed (see ref_model.hpp,
+// GeneveSemantics): on since that branch is merged here. Off, frames of
+// those classes are generated but not compared (counted as skipped), for
+// programs that predate them. XO_DIFF_NEW_GENEVE=0/1 overrides.
+constexpr bool kNewGeneveSemantics = true;
+constexpr unsigned kNewOptWalkLimit = 63;	// harden-datapath walks every option
 
 bool new_geneve()
 {
@@ -797,6 +797,7 @@ void run_geneve(bool frags, size_t total, size_t max_payload)
 	if (new_geneve()) {
 		sem.other_proto_by_rule = true;
 		sem.opt_walk_limit = kNewOptWalkLimit;
+		sem.crit_beyond_walk = false;
 	}
 	std::printf("[ diff ] %s: Geneve semantics of harden-datapath %s\n", name,
 		    new_geneve() ? "on (all frame classes compared)" : "off (their frame classes skipped)");
