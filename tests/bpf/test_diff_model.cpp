@@ -235,16 +235,26 @@ public:
 		cur_[i] = p;
 	}
 
-	// Shown counters of @hook by name.
+	// Shown counters of @hook by name: the map's entry of that hook alone
+	// (cheaper than VlanMaps::counters(), which reads all three), shown
+	// through vlan_stats_of like `vlan stats`.
 	Named counters(uint32_t hook) const
 	{
-		auto c = maps_->counters();
-		if (!c)
-			throw std::runtime_error("vlan counters: " + c.error().msg);
-		Named n;
+		int n = libbpf_num_possible_cpus();
+		std::vector<xo_vlan_stats> pc(n > 0 ? static_cast<size_t>(n) : 1);
+		if (bpf_map_lookup_elem(bpf_map__fd(xdp_->maps.xo_vlan_stats), &hook, pc.data()))
+			throw std::runtime_error("read vlan counters");
+		std::array<xo_counter, XO_VLAN_CNT_MAX> raw{};
+		for (const auto &x : pc)
+			for (unsigned r = 0; r < XO_VLAN_CNT_MAX; r++) {
+				raw[r].packets += x.c[r].packets;
+				raw[r].bytes += x.c[r].bytes;
+			}
+		VlanStatSet v = vlan_stats_of(raw);
+		Named out;
 		for (unsigned s = 0; s < kVlanStats; s++)
-			n[vlan_counter_name(s)] = {c->v[hook][s].packets, c->v[hook][s].bytes};
-		return n;
+			out[vlan_counter_name(s)] = {v[s].packets, v[s].bytes};
+		return out;
 	}
 
 	xdp_vlan_bpf *xdp() const { return xdp_; }
@@ -485,7 +495,7 @@ TEST(DiffModel, TcVlan)
 // several buffers (kernels without frags support in test_run refuse them).
 TEST(DiffModel, XdpVlanMultiBuffer)
 {
-	run_vlan(VlanProg::xdp_mb, frames_total(100000) / 4, 9000);
+	run_vlan(VlanProg::xdp_mb, frames_total(100000) / 10, 9000);
 }
 
 // ---- Geneve ----------------------------------------------------------------
@@ -907,7 +917,7 @@ TEST(DiffModel, XdpGeneve)
 
 TEST(DiffModel, XdpGeneveMultiBuffer)
 {
-	run_geneve(true, frames_total(100000) / 4, 9000);
+	run_geneve(true, frames_total(100000) / 10, 9000);
 }
 
 } // namespace
