@@ -66,6 +66,11 @@ inline CLI::Validator positive_number(bool zero_ok = false)
 		"");
 }
 
+// Every option and subcommand of offload-tool on @app; parsing runs the
+// chosen command's callback, which stores its exit code in @rc. No side
+// effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
+void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
+
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);
 

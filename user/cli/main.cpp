@@ -1,42 +1,7 @@
 // offload-tool: command line front end of libxoffload.
-#include <csignal>
 #include <cstdio>
 
 #include "commands.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/netdev.hpp"
-
-namespace {
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
-} // namespace
-
-namespace xoffload::cli {
-
-void install_stop_handler()
-{
-	struct sigaction sa {};
-	sa.sa_handler = on_signal;
-	// a dropped ssh session (SIGHUP), a closed pipe on stdout (SIGPIPE) and
-	// SIGQUIT end the command as SIGINT does: cleanly, programs detached
-	for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT})
-		sigaction(sig, &sa, nullptr);
-}
-
-bool stop_requested()
-{
-	return g_stop != 0;
-}
-
-Status prepare(const Globals &g)
-{
-	set_library_verbosity(g.verbose);
-	if (!g.netns.empty())
-		return netns_enter(g.netns);
-	return ok();
-}
-
-} // namespace xoffload::cli
 
 int main(int argc, char **argv)
 {
@@ -46,20 +11,8 @@ int main(int argc, char **argv)
 
 	CLI::App app{"xoffload: VLAN, Geneve, segmentation and checksum offloads in XDP, TC and AF_XDP",
 		     "offload-tool"};
-	app.set_version_flag("--version", std::string("offload-tool ") + XOFFLOAD_VERSION);
-	app.add_flag("--json", g.json, "Machine-readable output");
-	app.add_flag("-v,--verbose", g.verbose, "More output (-vv shows libbpf/libxdp debug)");
-	app.add_option("-n,--netns", g.netns, "Run in this network namespace (like ip -n)");
-	app.require_subcommand(1);
-	app.fallthrough();
-
-	cli::add_attach_commands(app, g, rc);
-	cli::add_vlan_command(app, g, rc);
-	cli::add_geneve_command(app, g, rc);
-	cli::add_xsk_commands(app, g, rc);
-	cli::add_features_command(app, g, rc);
 	const std::vector<std::string> bench_args = cli::split_bench_args(argc, argv);
-	cli::add_bench_command(app, g, rc, bench_args);
+	cli::build_app(app, g, rc, bench_args);
 
 	try {
 		// CLI11 parses everything up to the bench's name

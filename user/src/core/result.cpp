@@ -1,18 +1,47 @@
 // Constructors for Error values.
 #include "xoffload/result.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace xoffload {
 
+namespace {
+
+// Messages quote what the user typed; a control character there (an
+// argument with a newline) must not break the one-line contract.
+std::string one_line(std::string msg)
+{
+	if (std::none_of(msg.begin(), msg.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+		return msg;
+	std::string o;
+	for (char c : msg) {
+		auto u = static_cast<unsigned char>(c);
+		if (c == '\n')
+			o += "\\n";
+		else if (c == '\t')
+			o += "\\t";
+		else if (u < 0x20 || u == 0x7f) {
+			char buf[5];
+			std::snprintf(buf, sizeof(buf), "\\x%02x", u);
+			o += buf;
+		} else
+			o += c;
+	}
+	return o;
+}
+
+} // namespace
+
 Error usage_error(std::string msg)
 {
-	return Error{ErrorKind::usage, EINVAL, std::move(msg)};
+	return Error{ErrorKind::usage, EINVAL, one_line(std::move(msg))};
 }
 
 Error runtime_error(std::string msg, int err)
 {
-	return Error{ErrorKind::runtime, err < 0 ? -err : err, std::move(msg)};
+	return Error{ErrorKind::runtime, err < 0 ? -err : err, one_line(std::move(msg))};
 }
 
 Error errno_error(std::string msg, int err)
@@ -21,7 +50,7 @@ Error errno_error(std::string msg, int err)
 		err = -err;
 	msg += ": ";
 	msg += std::strerror(err);
-	return Error{ErrorKind::runtime, err, std::move(msg)};
+	return Error{ErrorKind::runtime, err, one_line(std::move(msg))};
 }
 
 } // namespace xoffload

@@ -1,0 +1,84 @@
+// libFuzzer harness of offload-tool's command line: the real CLI11 app
+// (cli::build_app) with every command's callback removed, so parsing runs
+// CLI11 and the option checks but never a command. The input is argv, split
+// at NUL bytes. Invariants: no out-of-bounds access or UB (ASan/UBSan);
+// parsing either succeeds or throws a CLI::ParseError (what main() turns
+// into a one-line usage error, exit 2), nothing else.
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+
+using namespace xoffload;
+
+namespace {
+
+// The commands' callbacks own the structs their options write into (a
+// shared_ptr captured by the callback): dropping them would leave CLI11
+// writing into freed memory. They are moved aside instead, kept alive for
+// the parse, and the app runs none. CLI11 keeps them protected; a pointer
+// to member formed in a derived class reaches them on any App.
+struct Callbacks : CLI::App {
+	static constexpr auto final_ = &Callbacks::final_callback_;
+	static constexpr auto complete_ = &Callbacks::parse_complete_callback_;
+	static constexpr auto preparse_ = &Callbacks::pre_parse_callback_;
+};
+
+struct Kept {
+	std::vector<std::function<void()>> fns;
+	std::vector<std::function<void(std::size_t)>> pre;
+};
+
+void strip(CLI::App &app, Kept &kept)
+{
+	kept.fns.push_back(std::move(app.*Callbacks::final_));
+	kept.fns.push_back(std::move(app.*Callbacks::complete_));
+	kept.pre.push_back(std::move(app.*Callbacks::preparse_));
+	app.*Callbacks::final_ = nullptr;
+	app.*Callbacks::complete_ = nullptr;
+	app.*Callbacks::preparse_ = nullptr;
+	for (CLI::App *sub : app.get_subcommands([](CLI::App *) { return true; }))
+		strip(*sub, kept);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	std::vector<std::string> args{"offload-tool"};
+	std::string cur;
+	for (size_t i = 0; i < size && args.size() < 64; i++) {
+		if (data[i] == 0) {
+			args.push_back(cur);
+			cur.clear();
+		} else {
+			cur += static_cast<char>(data[i]);
+		}
+	}
+	if (!cur.empty())
+		args.push_back(cur);
+	std::vector<char *> argv;
+	for (auto &a : args)
+		argv.push_back(a.data());
+	argv.push_back(nullptr);
+	const int argc = static_cast<int>(args.size());
+
+	cli::Globals g;
+	int rc = 0;
+	CLI::App app{"fuzz", "offload-tool"};
+	const std::vector<std::string> bench_args = cli::split_bench_args(argc, argv.data());
+	cli::build_app(app, g, rc, bench_args);
+	Kept kept;
+	strip(app, kept);
+	try {
+		app.parse(argc - static_cast<int>(bench_args.size()), argv.data());
+	} catch (const CLI::ParseError &) {
+		// --help, --version and every refusal
+	}
+	if (rc != 0)
+		std::abort();	// no callback ran, so nothing may have set an exit code
+	return 0;
+}

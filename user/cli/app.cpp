@@ -1,0 +1,58 @@
+// The offload-tool command line as a CLI11 app (global options and every
+// subcommand) and what its commands share, apart from main() so it can be
+// parsed without running anything (tests/fuzz/cli_fuzz.cpp).
+#include <csignal>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "xoffload/loader.hpp"
+#include "xoffload/netdev.hpp"
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+} // namespace
+
+namespace xoffload::cli {
+
+void install_stop_handler()
+{
+	struct sigaction sa {};
+	sa.sa_handler = on_signal;
+	// a dropped ssh session (SIGHUP), a closed pipe on stdout (SIGPIPE) and
+	// SIGQUIT end the command as SIGINT does: cleanly, programs detached
+	for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT})
+		sigaction(sig, &sa, nullptr);
+}
+
+bool stop_requested()
+{
+	return g_stop != 0;
+}
+
+Status prepare(const Globals &g)
+{
+	set_library_verbosity(g.verbose);
+	if (!g.netns.empty())
+		return netns_enter(g.netns);
+	return ok();
+}
+
+void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args)
+{
+	app.set_version_flag("--version", std::string("offload-tool ") + XOFFLOAD_VERSION);
+	app.add_flag("--json", g.json, "Machine-readable output");
+	app.add_flag("-v,--verbose", g.verbose, "More output (-vv shows libbpf/libxdp debug)");
+	app.add_option("-n,--netns", g.netns, "Run in this network namespace (like ip -n)");
+	app.require_subcommand(1);
+	app.fallthrough();
+
+	add_attach_commands(app, g, rc);
+	add_vlan_command(app, g, rc);
+	add_geneve_command(app, g, rc);
+	add_xsk_commands(app, g, rc);
+	add_features_command(app, g, rc);
+	add_bench_command(app, g, rc, bench_args);
+}
+
+} // namespace xoffload::cli
