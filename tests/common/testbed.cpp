@@ -449,9 +449,28 @@ void TestbedTest::TearDown()
 	tb_.reset();
 }
 
-std::string no_native_xdp(const std::string &ns, const std::string &ifname)
+std::string nic_driver(const std::string &ns, const std::string &ifname)
 {
 	if (env_or_empty("XO_TESTBED_NICS").empty())
+		return "";
+	InNetns in(ns);
+	int s = in.ok() ? ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
+	if (s < 0)
+		return "?";
+	ethtool_drvinfo info{};
+	info.cmd = ETHTOOL_GDRVINFO;
+	ifreq ifr{};
+	std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
+	ifr.ifr_data = reinterpret_cast<char *>(&info);
+	std::string driver = ::ioctl(s, SIOCETHTOOL, &ifr) == 0 ? info.driver : "?";
+	::close(s);
+	return driver;
+}
+
+std::string no_native_xdp(const std::string &ns, const std::string &ifname)
+{
+	const std::string driver = nic_driver(ns, ifname);
+	if (driver.empty())
 		return "";
 	InNetns in(ns);
 	if (!in.ok())
@@ -475,18 +494,6 @@ std::string no_native_xdp(const std::string &ns, const std::string &ifname)
 	}
 	if (err != -EOPNOTSUPP)
 		return "";
-	std::string driver = "its driver";
-	int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s >= 0) {
-		ethtool_drvinfo info{};
-		info.cmd = ETHTOOL_GDRVINFO;
-		ifreq ifr{};
-		std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname.c_str());
-		ifr.ifr_data = reinterpret_cast<char *>(&info);
-		if (::ioctl(s, SIOCETHTOOL, &ifr) == 0)
-			driver = info.driver;
-		::close(s);
-	}
 	utsname u{};
 	return ifname + ": " + driver + " has no native XDP on Linux " + (::uname(&u) ? "?" : u.release) +
 	       " (the test needs it)";

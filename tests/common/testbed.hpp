@@ -117,6 +117,10 @@ private:
 	bool ok_ = false;
 };
 
+// On a testbed of emulated NICs (XO_TESTBED_NICS): the driver of IFNAME in
+// NS ("?" when unknown); "" on veth.
+std::string nic_driver(const std::string &ns, const std::string &ifname);
+
 // On a testbed of emulated NICs (XO_TESTBED_NICS): why IFNAME in NS cannot
 // run a native XDP program (its driver has none on this kernel: attaching a
 // pass program in driver mode says EOPNOTSUPP); "" when it can, or on veth

@@ -393,6 +393,11 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 	ASSERT_TRUE(tx.ok()) << tx.describe();
 	EXPECT_NE(tx.out.find("\"completed\":3"), std::string::npos) << tx.out;
 	CmdResult got = cap.wait(10);
+	const std::string driver = nic_driver(tb_->ns_b(), tb_->if_b());
+	if (!driver.empty() && got.exit_code == 3 && got.err.find(" 0 of 3 frame") != std::string::npos)
+		GTEST_SKIP() << "the " << driver << " pair carried none of three 6000-byte frames at MTU 9000 between "
+			     << "the two stacks (no program or socket of ours on the receiver): nothing to test at "
+				"this size";
 	ASSERT_TRUE(got.ok()) << got.describe();
 	const Bytes frame = expected_frame(Case{"mb", 6000, {}});
 	std::string want = hexdump_flat(frame);
@@ -409,7 +414,12 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 	const std::string pcap = tmp_ + "/mb.pcap";
 	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", "1", "--duration", "15", "--interval", "0",
 					    "--pcap", pcap}));
-	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b())) << "recv never attached xdp_xsk at MTU 9000";
+	if (!wait_attached(tb_->ns_b(), tb_->if_b())) {
+		CmdResult r = rx.wait(20);
+		if (!driver.empty() && r.exit_code == 1 && std::count(r.err.begin(), r.err.end(), '\n') == 1)
+			GTEST_SKIP() << driver << " runs no XDP program at MTU 9000, recv says: " << r.err;
+		FAIL() << "recv never attached xdp_xsk at MTU 9000: " << r.describe();
+	}
 	tx = run_cmd(tool(tb_->ns_a(), send_args({"--size", "6000", "--count", std::to_string(n)})), kTimeout);
 	ASSERT_TRUE(tx.ok()) << tx.describe();
 	CmdResult r = rx.wait(20);
