@@ -446,12 +446,9 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 	// ---- stats ----
 	{
 		auto [s, o] = leaf(gv, "stats", "Counters by reason, in total and per VNI");
-		s->add_option("--interval", o->interval, "Print rates every S seconds until Ctrl-C")
-			->check(positive_number());
-		auto *count = s->add_option("--count", o->count, "Stop after N intervals (with --interval)")
-				      ->check(whole_number(1, UINT32_MAX));
+		auto *count = add_interval_count(s, o->interval, o->count);
 		s->callback([&g, &rc, o, count] {
-			if (count->count() && o->interval <= 0) {
+			if (interval_count_misuse(count, o->interval)) {
 				rc = report(usage_error("--count needs --interval"));
 				return;
 			}

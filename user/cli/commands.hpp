@@ -71,6 +71,20 @@ inline CLI::Validator positive_number(bool zero_ok = false)
 // effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
 void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
 
+// --interval S and --count N of a stats command. In its callback,
+// interval_count_misuse() is the usage error of --count without --interval.
+inline CLI::Option *add_interval_count(CLI::App *s, double &interval, unsigned &count)
+{
+	s->add_option("--interval", interval, "Print rates every S seconds until Ctrl-C")->check(positive_number());
+	return s->add_option("--count", count, "Stop after N intervals (with --interval)")
+		->check(whole_number(1, UINT32_MAX));
+}
+
+inline bool interval_count_misuse(const CLI::Option *count, double interval)
+{
+	return count->count() && interval <= 0;
+}
+
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);
 
