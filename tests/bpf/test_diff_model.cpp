@@ -131,6 +131,24 @@ std::string cannot_run()
 // Counter deltas in the README's names: name -> {packets, bytes}.
 using Named = std::map<std::string, std::pair<uint64_t, uint64_t>>;
 
+// One key of a per-CPU counter map (values of PerCpu, each N counters in
+// .c), summed over the CPUs.
+template <class PerCpu, size_t N>
+std::array<xo_counter, N> sum_per_cpu(int fd, uint32_t key, const char *what)
+{
+	int n = libbpf_num_possible_cpus();
+	std::vector<PerCpu> pc(n > 0 ? static_cast<size_t>(n) : 1);
+	if (bpf_map_lookup_elem(fd, &key, pc.data()))
+		throw std::runtime_error(std::string("read ") + what + " counters");
+	std::array<xo_counter, N> raw{};
+	for (const auto &x : pc)
+		for (size_t r = 0; r < N; r++) {
+			raw[r].packets += x.c[r].packets;
+			raw[r].bytes += x.c[r].bytes;
+		}
+	return raw;
+}
+
 std::string describe(const Named &n)
 {
 	std::string s;
@@ -240,17 +258,8 @@ public:
 	// through vlan_stats_of like `vlan stats`.
 	Named counters(uint32_t hook) const
 	{
-		int n = libbpf_num_possible_cpus();
-		std::vector<xo_vlan_stats> pc(n > 0 ? static_cast<size_t>(n) : 1);
-		if (bpf_map_lookup_elem(bpf_map__fd(xdp_->maps.xo_vlan_stats), &hook, pc.data()))
-			throw std::runtime_error("read vlan counters");
-		std::array<xo_counter, XO_VLAN_CNT_MAX> raw{};
-		for (const auto &x : pc)
-			for (unsigned r = 0; r < XO_VLAN_CNT_MAX; r++) {
-				raw[r].packets += x.c[r].packets;
-				raw[r].bytes += x.c[r].bytes;
-			}
-		VlanStatSet v = vlan_stats_of(raw);
+		VlanStatSet v = vlan_stats_of(sum_per_cpu<xo_vlan_stats, XO_VLAN_CNT_MAX>(
+			bpf_map__fd(xdp_->maps.xo_vlan_stats), hook, "vlan"));
 		Named out;
 		for (unsigned s = 0; s < kVlanStats; s++)
 			out[vlan_counter_name(s)] = {v[s].packets, v[s].bytes};
@@ -606,17 +615,7 @@ private:
 
 	Named read(int fd, uint32_t key) const
 	{
-		int n = libbpf_num_possible_cpus();
-		std::vector<xo_gnv_stats> pc(n > 0 ? static_cast<size_t>(n) : 1);
-		if (bpf_map_lookup_elem(fd, &key, pc.data()))
-			throw std::runtime_error("read geneve counters");
-		std::array<xo_counter, XO_GNV_CNT_MAX> raw{};
-		for (const auto &x : pc)
-			for (unsigned r = 0; r < XO_GNV_CNT_MAX; r++) {
-				raw[r].packets += x.c[r].packets;
-				raw[r].bytes += x.c[r].bytes;
-			}
-		GeneveCounterSet g = geneve_stats_of(raw);
+		GeneveCounterSet g = geneve_stats_of(sum_per_cpu<xo_gnv_stats, XO_GNV_CNT_MAX>(fd, key, "geneve"));
 		Named out;
 		for (unsigned i = 0; i < kGeneveStats; i++)
 			out[geneve_counter_name(i)] = {g[i].packets, g[i].bytes};
