@@ -323,3 +323,36 @@ TEST(TxPath, ZeroCopyOnlyWhereTheDriverHasIt)
 }
 
 } // namespace
+
+namespace {
+
+// send attaches an XDP program for a zero-copy run where the driver's
+// wakeup refuses kicks without one (NIC-FACTS.md; igb_xsk.c from 6.14)
+TEST(TxPath, ZeroCopyTxNeedsAnXdpProgramWhereTheDriverRunsItOnXdpRings)
+{
+	struct Row {
+		DevKind kind;
+		KernelVersion k;
+		bool zero_copy, needs;
+	};
+	const Row rows[] = {
+		{DevKind::i40e, KernelVersion::v6_1, true, true},
+		{DevKind::i40e, KernelVersion::v6_12, true, true},
+		{DevKind::mlx5_core, KernelVersion::v6_12, true, true},
+		{DevKind::igb, KernelVersion::v6_12, false, true},
+		{DevKind::igb, KernelVersion::v7_2, true, true},
+		{DevKind::virtio_net, KernelVersion::v7_2, false, false},
+		{DevKind::veth, KernelVersion::v7_2, false, false},
+		{DevKind::mlx4_en, KernelVersion::v6_12, false, false},
+		{DevKind::unknown, KernelVersion::v6_12, false, true},
+	};
+	for (const auto &r : rows) {
+		auto q = tx_queue_facts(r.kind, r.k, true);
+		SCOPED_TRACE(std::string(dev_kind_name(r.kind)) + " " + kernel_version_name(r.k));
+		EXPECT_EQ(q.zero_copy, r.zero_copy);
+		EXPECT_EQ(q.zc_tx_needs_xdp, r.needs);
+		EXPECT_EQ(q.zc_tx_why.empty(), !r.needs) << "a driver that needs the program says which function refuses";
+	}
+}
+
+} // namespace

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
 
 #include <cinttypes>
 #include <cmath>
@@ -221,6 +223,7 @@ Result<Engine> make_sockets(const Netdev &dev, const XskOpts &o, const EngineUse
 struct Totals {
 	uint64_t packets = 0, bytes = 0;
 	uint64_t ring_full = 0, kick_busy = 0, kick_errors = 0, wakeups = 0;
+	int kick_errno = 0;		// errno of a kick error (the latest socket's)
 	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
 	uint64_t submitted = 0, completed = 0;
 	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
@@ -244,6 +247,8 @@ Totals sum(Engine &e, bool rx)
 		t.ring_full += rx ? st.fill_ring_full : st.tx_ring_full;
 		t.kick_busy += st.kick_busy;
 		t.kick_errors += st.kick_errors;
+		if (st.last_kick_errno)
+			t.kick_errno = st.last_kick_errno;
 		t.wakeups += st.wakeups;
 		t.k_rx_dropped += st.k_rx_dropped;
 		t.k_rx_invalid += st.k_rx_invalid;
@@ -252,6 +257,28 @@ Totals sum(Engine &e, bool rx)
 	}
 	t.k_fill_empty = sum_per_ring(fill_empty, e.fill_ring_of);
 	return t;
+}
+
+// Why TX kicks failed, for the "never completed" line: the errno and what
+// the drivers mean by it.
+std::string kick_error_cause(const Netdev &dev, const Engine &e, const Totals &t)
+{
+	if (!t.kick_errors)
+		return "";
+	const int err = t.kick_errno;
+	std::string why = ": " + std::to_string(t.kick_errors) + " TX kicks (sendto) failed, the latest with " +
+			  std::string(strerrorname_np(err) ? strerrorname_np(err) : "?") + " (" + std::strerror(err) + ")";
+	const bool zc = e.socks.front().zero_copy();
+	if (zc && (err == EINVAL || err == ENXIO || err == ENETDOWN))
+		why += ": the driver's zero-copy TX is not running on queue " + std::to_string(e.socks.front().queue()) +
+		       " (most drivers need an XDP program attached for it; try --xsk-mode copy)";
+	else if (err == ENETDOWN)
+		why += ": " + dev.name + " is down or its TX queue is stopped";
+	else if (err == ENXIO || err == EINVAL)
+		why += ": the driver refused the wakeup for queue " + std::to_string(e.socks.front().queue());
+	else if (err == ENOBUFS || err == EAGAIN)
+		why += ": the TX queue stayed full";
+	return why;
 }
 
 std::string queue_list(const Engine &e)
@@ -532,7 +559,7 @@ public:
 		print_summary(g_, dev_, e_, false, t, secs, nullptr, pcap ? pcap->frames() : 0, interrupted_);
 		if (t.completed != t.submitted)
 			return runtime_error(std::to_string(t.submitted - t.completed) + " frames never completed on " +
-					     dev_.name);
+					     dev_.name + kick_error_cause(dev_, e_, t));
 		if (!accounting_ok(e_, nullptr))
 			return runtime_error("UMEM frame accounting inconsistent (bug)");
 		if (auto w = tx_dropped_warning(dev_.name, t.dev_tx_dropped.value_or(0), t.completed); !w.empty())
@@ -850,6 +877,55 @@ void print_plan(const Globals &g, const Engine &e, const TxPlan &p, const char *
 			std::fprintf(stderr, "  why: %s\n", r.c_str());
 }
 
+// Zero-copy TX of most drivers runs on their XDP TX rings, which exist only
+// while an XDP program is attached: without one every kick fails (i40e,
+// igb, mlx5; the model's zc_tx_needs_xdp) and no frame completes. Such a
+// run gets xdp_xsk (no sockets in its map: it passes every frame) for its
+// lifetime; where that attach fails, --xsk-mode auto binds copy mode again.
+Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, Result<Engine> &eng,
+		     std::optional<xsk::XskProgram> &prog)
+{
+	if (!eng->socks.front().zero_copy())
+		return ok();
+	auto f = tx_queue_facts_live(dev.name, running_kernel_model(), true);
+	if (!f || !f->zc_tx_needs_xdp)
+		return ok();
+	uint32_t id = 0;
+	if (!bpf_xdp_query_id(static_cast<int>(dev.ifindex), XDP_FLAGS_DRV_MODE, &id) && id)
+		return ok();	// a native program already keeps the XDP rings up
+	const std::string drv = f->driver.empty() ? "this driver" : f->driver;
+	const std::string need = "zero-copy TX on " + drv + " needs an XDP program (" + f->zc_tx_why + ")";
+	if (auto r = xsk::reap_stale_xsk(dev); !r)
+		return r.error();
+	auto p = xsk::XskProgram::attach(dev, XdpMode::native, {});
+	if (p) {
+		prog.emplace(std::move(*p));
+		std::fprintf(stderr, "note: %s: xdp_xsk attached to %s for this run (passes every frame)\n", need.c_str(),
+			     dev.name.c_str());
+		// the driver rebuilt its rings: wait (at most 5 s) for the carrier
+		for (int i = 0; i < 100; i++) {
+			auto up = netdev_running(dev.name);
+			if (!up || *up)
+				break;
+			usleep(50000);
+		}
+		return ok();
+	}
+	if (o.xsk_mode != "auto")
+		return runtime_error(need + " and attaching xdp_xsk failed: " + p.error().msg + " (try --xsk-mode copy)",
+				     p.error().err);
+	eng->socks.clear();
+	eng->umem.reset();
+	XskOpts copy = o;
+	copy.xsk_mode = "copy";
+	eng = make_engine(dev, copy, use);
+	if (!eng)
+		return eng.error();
+	std::fprintf(stderr, "note: copy mode: %s and attaching xdp_xsk failed: %s\n", need.c_str(),
+		     p.error().msg.c_str());
+	return ok();
+}
+
 Status run_send(const Globals &g, const XskOpts &o)
 {
 	if (auto s = check_common(o); !s)
@@ -991,6 +1067,9 @@ Status run_send(const Globals &g, const XskOpts &o)
 	auto eng = make_engine(*dev, o, use);
 	if (!eng)
 		return eng.error();
+	std::optional<xsk::XskProgram> zc_prog;
+	if (auto st = zc_tx_program(*dev, o, use, eng, zc_prog); !st)
+		return st;
 	Engine &e = *eng;
 	// one line where the checksum moved to software against the request
 	if (use.tx_md && !e.md_why.empty() && !g.json)

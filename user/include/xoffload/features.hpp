@@ -197,6 +197,12 @@ struct TxQueueFacts {
 	unsigned tx_queues = 0;
 	unsigned max_tx_queues = 0;	// what the channel limits would allow
 	std::string source;		// where the fact comes from
+	// Zero-copy TX runs only while an XDP program is attached to the device
+	// (the driver's ndo_xsk_wakeup refuses the kick otherwise); zc_tx_why
+	// names the driver function and what it answers.
+	bool zc_tx_needs_xdp = false;
+	std::string zc_tx_why;
+	std::string driver;		// live devices: the ethtool driver name
 };
 
 // mode: true for zero-copy, false for copy (skb) mode.

@@ -24,6 +24,8 @@ Result<Netdev> netdev_lookup(std::string_view ifname);
 // The MTU and the MAC address of an interface in the current namespace.
 Result<uint32_t> netdev_mtu(const std::string &ifname);
 Result<std::array<uint8_t, 6>> netdev_mac(const std::string &ifname);
+// Whether the interface is up with carrier (IFF_UP and IFF_RUNNING).
+Result<bool> netdev_running(const std::string &ifname);
 
 // The device's own counters (rtnetlink IFLA_STATS64, read in the current
 // network namespace, where sysfs may show another one's).

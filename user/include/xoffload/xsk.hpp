@@ -151,6 +151,7 @@ struct XskStats {
 	uint64_t wakeups = 0;				// sendto/recvfrom kicks
 	uint64_t kick_busy = 0;				// kick got EAGAIN/EBUSY/ENOBUFS
 	uint64_t kick_errors = 0;			// other kick errors (ENETDOWN, ...)
+	int last_kick_errno = 0;			// errno of the latest such error
 	// From getsockopt(XDP_STATISTICS): kernel-side drops by reason.
 	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0;
 	uint64_t k_rx_ring_full = 0, k_fill_empty = 0, k_tx_ring_empty = 0;

@@ -65,6 +65,14 @@ Result<uint32_t> netdev_mtu(const std::string &ifname)
 	return static_cast<uint32_t>(ifr.ifr_mtu);
 }
 
+Result<bool> netdev_running(const std::string &ifname)
+{
+	ifreq ifr{};
+	if (auto s = if_ioctl(ifname, SIOCGIFFLAGS, ifr, "flags"); !s)
+		return s.error();
+	return (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+}
+
 Result<std::array<uint8_t, 6>> netdev_mac(const std::string &ifname)
 {
 	ifreq ifr{};

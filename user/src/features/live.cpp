@@ -199,6 +199,7 @@ Result<TxQueueFacts> tx_queue_facts_live(const std::string &ifname, KernelVersio
 		return usage_error("unknown interface '" + ifname + "'");
 	std::string drv = driver_of(ifname);
 	TxQueueFacts f = tx_queue_facts(dev_kind_from_name(drv).value_or(DevKind::unknown), k, zero_copy);
+	f.driver = drv;
 	ethtool_channels ch{};
 	ch.cmd = ETHTOOL_GCHANNELS;
 	if (ethtool_ioctl(ifname, &ch)) {

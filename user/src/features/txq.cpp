@@ -30,7 +30,11 @@ TxQueueFacts tx_queue_facts(DevKind kind, KernelVersion k, bool zero_copy)
 		q.source = "drivers/net/ethernet/intel/i40e/i40e_main.c xdp_features XSK_ZEROCOPY, no tx metadata ops";
 		break;
 	case DevKind::igb:
-		q.source = "drivers/net/ethernet/intel/igb/igb_main.c: no XSK pool support before 6.14";
+		// igb_xsk.c (6.14): XSK pool, zero-copy RX and TX, no tx metadata ops
+		q.zero_copy = k >= KernelVersion::v7_2;
+		q.source = k >= KernelVersion::v7_2
+				   ? "drivers/net/ethernet/intel/igb/igb_xsk.c igb_xsk_pool_setup() (6.14+), no tx metadata ops"
+				   : "drivers/net/ethernet/intel/igb/igb_main.c: no XSK pool support before 6.14";
 		break;
 	case DevKind::mlx4_en:
 		q.source = "drivers/net/ethernet/mellanox/mlx4/en_netdev.c xdp_features BASIC|REDIRECT: copy mode only";
@@ -43,6 +47,34 @@ TxQueueFacts tx_queue_facts(DevKind kind, KernelVersion k, bool zero_copy)
 		break;
 	default:
 		q.source = std::string(dev_kind_name(kind)) + ": copy mode only";
+		break;
+	}
+	// Zero-copy TX descriptors go out on the driver's XDP TX rings, which
+	// exist only while an XDP program is attached: the wakeup (sendto kick)
+	// fails without one and no frame ever completes.
+	switch (kind) {
+	case DevKind::i40e:
+		q.zc_tx_needs_xdp = true;
+		q.zc_tx_why = "i40e_xsk_wakeup() (drivers/net/ethernet/intel/i40e/i40e_xsk.c) answers ENXIO/EINVAL "
+			      "unless i40e_enabled_xdp_vsi()";
+		break;
+	case DevKind::igb:
+		q.zc_tx_needs_xdp = true;
+		q.zc_tx_why = "igb_xsk_wakeup() (drivers/net/ethernet/intel/igb/igb_xsk.c, 6.14+) answers EINVAL "
+			      "unless igb_xdp_is_enabled()";
+		break;
+	case DevKind::mlx5_core:
+		q.zc_tx_needs_xdp = true;
+		q.zc_tx_why = "mlx5e_xsk_wakeup() (drivers/net/ethernet/mellanox/mlx5/core/en/xsk/tx.c) answers "
+			      "ENETDOWN unless mlx5e_xdp_is_active()";
+		break;
+	case DevKind::unknown:
+		q.zc_tx_needs_xdp = true;
+		q.zc_tx_why = "a driver outside the model: Intel's (ixgbe, ice, igc) and most others run zero-copy TX "
+			      "on their XDP rings";
+		break;
+	default:
+		// virtio_net: virtnet_xsk_wakeup() kicks the send queue, no program needed
 		break;
 	}
 	bool md_refused = false;

@@ -767,8 +767,10 @@ int XskSocket::kick() noexcept
 	int e = errno;
 	if (e == EAGAIN || e == EBUSY || e == ENOBUFS)
 		s.st.kick_busy++;
-	else
+	else {
 		s.st.kick_errors++;
+		s.st.last_kick_errno = e;
+	}
 	return e;
 }
 
