@@ -195,10 +195,24 @@ pid_t spawn(const std::vector<std::string> &argv, int out_fd, int err_fd, std::s
 	return pid;
 }
 
-// Waits for pid up to timeout_s, SIGKILLing its group after that.
+// Hang guards stretch under emulation: tools/vm-test exports
+// XO_TIMEOUT_SCALE (TCG runs every verifier and every packet 5-20 times
+// slower than this machine). They guard against hangs; no test asserts a
+// duration with them.
+double timeout_scale()
+{
+	static const double scale = [] {
+		const char *v = std::getenv("XO_TIMEOUT_SCALE");
+		double s = v ? std::atof(v) : 1.0;
+		return s >= 1.0 && s <= 20.0 ? s : 1.0;
+	}();
+	return scale;
+}
+
+// Waits for pid up to timeout_s (scaled), SIGKILLing its group after that.
 void reap(pid_t pid, double timeout_s, CmdResult &r)
 {
-	double deadline = now_s() + timeout_s;
+	double deadline = now_s() + timeout_s * timeout_scale();
 	int status = 0;
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
@@ -311,7 +325,8 @@ bool BackgroundCmd::signal(int sig) const
 
 bool BackgroundCmd::wait_for_output(const std::string &needle, double timeout_s) const
 {
-	const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+	const auto deadline =
+		std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s * timeout_scale());
 	while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
 		if (read_all(out_fd_).find(needle) != std::string::npos)
 			return true;
