@@ -185,6 +185,15 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 		} else if (xo_gnv_decap(ctx, &o)) {
 			reason = XO_GNV_CNT_DECAP_FAILED;
 			verdict = XDP_DROP;
+		} else if (cfg->flags & XO_GNV_F_DECAP_CPUMAP) {
+			/* a new skb on this CPU, CHECKSUM_NONE (see abi.h) */
+			slot = bpf_get_smp_processor_id() % XO_GNV_MAX_QUEUES;
+			if (bpf_redirect_map(&xo_gnv_cpus, slot, XDP_PASS) == XDP_REDIRECT) {
+				reason = XO_GNV_CNT_DECAPPED;
+				verdict = XDP_REDIRECT;
+			} else {
+				reason = XO_GNV_CNT_NO_TARGET;
+			}
 		} else {
 			reason = XO_GNV_CNT_DECAPPED;
 		}

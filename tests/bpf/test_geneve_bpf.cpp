@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -626,6 +627,43 @@ TEST_F(GeneveBpf, CpuSteeringPicksTheSlotOfTheInnerFlowHash)
 		if (HasFailure())
 			return;
 	}
+}
+
+// decap-via cpumap (XO_GNV_F_DECAP_CPUMAP): a decapped frame leaves by the
+// CPUMAP entry of the running CPU, where a new skb is built (CHECKSUM_NONE)
+// and the stack verifies the inner checksum; the program never reads it,
+// so an inner frame with a wrong one leaves the same way, never by
+// XDP_PASS with the driver's verdict on the outer checksum. Without the
+// entry: passed decapped, counted no-target. Flag off: XDP_PASS as before.
+TEST_F(GeneveBpf, DecapViaCpumapHandsEveryInnerChecksumToTheStack)
+{
+	Bytes bad = kInner;
+	bad[14 + 20 + 6] ^= 0x5a;	// inner UDP checksum now wrong
+	Bytes bad_ip = kInnerIp;
+	bad_ip[20 + 6] ^= 0x5a;
+	// an IPv4 payload gets an Ethernet header with the outer MACs
+	Bytes bad_ip_eth = PacketBuilder().eth(kMacB, kMacA).build();
+	bad_ip_eth.resize(12);
+	bad_ip_eth.insert(bad_ip_eth.end(), {0x08, 0x00});
+	bad_ip_eth.insert(bad_ip_eth.end(), bad_ip.begin(), bad_ip.end());
+	const unsigned ncpu = std::min<unsigned>(static_cast<unsigned>(libbpf_num_possible_cpus()), XO_GNV_MAX_QUEUES);
+
+	env_->cfg(XO_GNV_F_DECAP_CPUMAP);
+	for (unsigned cpu = 0; cpu < ncpu; cpu++)
+		env_->cpu_slot(cpu, true);
+	run_case(*env_, {"good_inner", outer4(geneve(kVniDecap, kEthTeb, kInner)), V::redirect, kInner,
+			 {XO_GNV_CNT_DECAPPED}, kVniDecap});
+	run_case(*env_, {"bad_inner", outer4(geneve(kVniDecap, kEthTeb, bad)), V::redirect, bad,
+			 {XO_GNV_CNT_DECAPPED}, kVniDecap});
+	run_case(*env_, {"bad_inner_ipv4_payload_ipv6_outer", outer6(geneve(kVniDecap, kEthIPv4, bad_ip)),
+			 V::redirect, bad_ip_eth, {XO_GNV_CNT_DECAPPED}, kVniDecap});
+	for (unsigned cpu = 0; cpu < ncpu; cpu++)
+		env_->cpu_slot(cpu, false);
+	run_case(*env_, {"no_cpumap_entry", outer4(geneve(kVniDecap, kEthTeb, bad)), V::pass, bad,
+			 {XO_GNV_CNT_NO_TARGET}, kVniDecap});
+	env_->cfg(0);
+	run_case(*env_, {"flag_off", outer4(geneve(kVniDecap, kEthTeb, bad)), V::pass, bad, {XO_GNV_CNT_DECAPPED},
+			 kVniDecap});
 }
 
 // The per-CPU lookup cache (xo_gnv_cache) must follow every registry, rule

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -32,6 +33,7 @@
 
 #include "geneve_frames.hpp"
 #include "gso_check.hpp"
+#include "tc_csum_mark.skel.h"
 #include "testbed.hpp"
 #include "xoffload/abi_check.hpp"
 #include "xoffload/fd.hpp"
@@ -289,6 +291,90 @@ TEST_F(GeneveVeth, DecapDeliversInnerUdpWithPayloadIntact)
 	EXPECT_NE(txt.out.find("vni 100"), std::string::npos) << txt.out;
 }
 
+// UDP InCsumErrors of namespace ns (/proc/net/snmp there); ~0 when unread.
+uint64_t udp_csum_errors(const std::string &ns)
+{
+	CmdResult r = run_cmd({"ip", "netns", "exec", ns, "cat", "/proc/net/snmp"}, kCmdTimeout);
+	size_t h = r.out.find("Udp: ");
+	size_t v = h == std::string::npos ? h : r.out.find("Udp: ", h + 1);
+	if (v == std::string::npos)
+		return ~0ull;
+	auto words = [](const std::string &line) {
+		std::vector<std::string> w;
+		size_t at = 0;
+		while ((at = line.find_first_not_of(' ', at)) != std::string::npos) {
+			size_t end = line.find(' ', at);
+			w.push_back(line.substr(at, end - at));
+			at = end;
+		}
+		return w;
+	};
+	auto names = words(r.out.substr(h, r.out.find('\n', h) - h));
+	auto vals = words(r.out.substr(v, r.out.find('\n', v) - v));
+	for (size_t i = 0; i < names.size() && i < vals.size(); i++)
+		if (names[i] == "InCsumErrors")
+			return std::stoull(vals[i]);
+	return ~0ull;
+}
+
+// A NIC that vouches for the outer UDP checksum (i40e, igb: CHECKSUM_UNNECESSARY,
+// csum_level 0, for UDP to a port the NIC does not know), emulated by
+// tc_csum_mark at A's egress. After an XDP decap and XDP_PASS the stack takes
+// that word for the inner datagram and delivers one whose checksum is wrong;
+// decap-via cpumap hands it a new skb (CHECKSUM_NONE), so the stack checks it
+// and drops it (UDP InCsumErrors) while good ones arrive.
+TEST_F(GeneveVeth, DecapViaCpumapLetsTheStackCheckInnerChecksums)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
+	std::unique_ptr<tc_csum_mark_bpf, void (*)(tc_csum_mark_bpf *)> mark(tc_csum_mark_bpf__open_and_load(),
+									    tc_csum_mark_bpf__destroy);
+	ASSERT_TRUE(mark) << "load tc_csum_mark: " << std::strerror(errno);
+	{
+		InNetns in(tb_->ns_a());
+		ASSERT_TRUE(in.ok());
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = tx_ifindex_, .attach_point = BPF_TC_EGRESS);
+		int e = bpf_tc_hook_create(&hook);
+		ASSERT_TRUE(!e || e == -EEXIST) << "clsact: " << std::strerror(-e);
+		LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = bpf_program__fd(mark->progs.tc_csum_mark), .handle = 0x7e,
+			    .priority = 0x7e);
+		ASSERT_EQ(bpf_tc_attach(&hook, &o), 0) << "tc attach";
+	}
+	UniqueFd rx = listen_b();
+	ASSERT_TRUE(rx.valid());
+	const std::string &ifb = tb_->if_b();
+	ASSERT_TRUE(tool_ok({"attach", ifb, "geneve"}));
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
+	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "100", "--action", "decap"}));
+	CmdResult l = tool({"geneve", "rule", "list", ifb}, true);
+	EXPECT_NE(l.out.find("\"decap_via\":\"pass\""), std::string::npos) << "veth: pass by default\n" << l.out;
+
+	auto bad = [&](unsigned i) {
+		Bytes in = inner_frame(i);
+		in[14 + 20 + 6] ^= 0x5a;	// the inner UDP checksum, before encapsulation
+		if (!in[14 + 20 + 6] && !in[14 + 20 + 7])
+			in[14 + 20 + 7] = 1;	// zero would mean "no checksum"
+		return encap(100, kEthTeb, in);
+	};
+	// the hazard first: the mark stands for the inner checksum
+	uint64_t e0 = udp_csum_errors(tb_->ns_b());
+	ASSERT_NE(e0, ~0ull);
+	send(bad(1));
+	auto got = drain(rx.get(), 400);
+	ASSERT_EQ(got.size(), 1u) << "with XDP_PASS the wrong inner checksum should pass for verified "
+				     "(the emulated NIC's mark): the test's premise does not hold";
+	EXPECT_EQ(udp_csum_errors(tb_->ns_b()), e0);
+
+	ASSERT_TRUE(tool_ok({"geneve", "decap-via", ifb, "cpumap"}));
+	send(bad(2));
+	send(encap(100, kEthTeb, inner_frame(3)));
+	got = drain(rx.get(), 800);
+	ASSERT_EQ(got.size(), 1u) << "only the good datagram";
+	EXPECT_EQ(got[0], payload_of(3));
+	EXPECT_EQ(udp_csum_errors(tb_->ns_b()), e0 + 1) << "the stack checked and dropped the bad one";
+	CmdResult st = tool({"geneve", "stats", ifb}, true);
+	EXPECT_EQ(counter(st.out, "100", "decapped"), 3u) << st.out;
+}
+
 TEST_F(GeneveVeth, PortRegistryIsReferenceCountedThroughTheCli)
 {
 	UniqueFd rx = listen_b();
@@ -298,7 +384,8 @@ TEST_F(GeneveVeth, PortRegistryIsReferenceCountedThroughTheCli)
 	ASSERT_TRUE(tool_ok({"attach", ifb, "geneve"}));
 	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--default", "--action", "decap"}));
 	CmdResult l = tool({"geneve", "port", "list", ifb}, true);
-	EXPECT_NE(l.out.find("{\"port\":6081,\"refcnt\":2}"), std::string::npos) << l.out;
+	EXPECT_NE(l.out.find("{\"port\":6081,\"refcnt\":2,"), std::string::npos) << l.out;
+	EXPECT_NE(l.out.find("\"udp_tunnel_table\":\"none\""), std::string::npos) << "veth: no table\n" << l.out;
 
 	ASSERT_TRUE(tool_ok({"geneve", "port", "del", ifb, "6081"}));
 	send(encap(42, kEthTeb, inner_frame(1)));

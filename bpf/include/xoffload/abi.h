@@ -289,7 +289,18 @@ enum xo_gnv_action {
 
 struct xo_gnv_port {
 	__u32 refcnt;
-	__u32 pad;
+	__u32 flags;		/* enum xo_gnv_port_flags, userspace only (the
+				 * former padding: 0 in older pins, as meant) */
+};
+
+/* What holds a registered port besides `geneve port add`: userspace reads
+ * and writes these under the same flock as refcnt; the programs ignore them.
+ */
+enum xo_gnv_port_flags {
+	XO_GNV_PORT_F_NIC = 1U << 0,	/* `port add --nic` made the geneve device
+					 * xo-gnv-<port>; it goes with the last reference */
+	XO_GNV_PORT_F_SYNC = 1U << 1,	/* `port sync` holds one reference for a
+					 * kernel Geneve device on the port */
 };
 
 struct xo_gnv_rule {
@@ -300,6 +311,16 @@ struct xo_gnv_rule {
 
 enum xo_gnv_cfg_flags {
 	XO_GNV_F_VERIFY_CSUM = 1U << 0,	/* verify the outer UDP checksum */
+	/* decap: hand the inner frame to the stack through the CPUMAP entry of
+	 * this CPU (xo_gnv_cpus[cpu % XO_GNV_MAX_QUEUES]) instead of XDP_PASS.
+	 * The CPUMAP builds a new skb, CHECKSUM_NONE: the stack verifies the
+	 * inner checksum, which a driver's verdict on the outer UDP checksum
+	 * (CHECKSUM_UNNECESSARY, csum_level 0) would otherwise stand for. No
+	 * entry there: passed, counted no-target.
+	 */
+	XO_GNV_F_DECAP_CPUMAP = 1U << 1,
+	XO_GNV_F_DECAP_CHOSEN = 1U << 2,	/* userspace only: the user chose
+						 * DECAP_CPUMAP on or off */
 };
 
 struct xo_gnv_cfg {

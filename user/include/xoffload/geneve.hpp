@@ -44,6 +44,7 @@ const char *geneve_counter_name(unsigned stat);	// by GeneveStat: "decapped", "d
 struct GenevePort {
 	uint16_t port;
 	uint32_t refcnt;
+	uint32_t flags = 0;	// enum xo_gnv_port_flags: --nic device, sync reference
 };
 
 struct GeneveRule {
@@ -77,6 +78,13 @@ public:
 	// Concurrent CLIs serialise on an flock of the pin directory.
 	Result<uint32_t> port_add(uint16_t port);
 	Result<uint32_t> port_del(uint16_t port);
+	// One reference more (@delta +1) or less (-1) and the port's flags
+	// set/cleared in the same locked step. Returns the entry after it; a
+	// port whose last reference went has refcnt 0 and the flags it had.
+	// ENOENT error when taking a reference of an absent port.
+	Result<GenevePort> port_change(uint16_t port, int delta, uint32_t set = 0, uint32_t clear = 0);
+	// The entry of @port; refcnt 0 when it is not registered.
+	Result<GenevePort> port(uint16_t port) const;
 	Result<std::vector<GenevePort>> ports() const;	// sorted by port
 
 	// Adds or replaces the rule of r.vni (XO_GNV_VNI_DEFAULT: the default).
@@ -87,12 +95,24 @@ public:
 	Status option_known(uint16_t cls, bool known);
 	Result<std::vector<uint16_t>> known_classes() const;
 	Status set_verify_csum(bool on);
+	// Decapped frames reach the stack through the CPUMAP entry of the
+	// receiving CPU (on: an skb built anew, CHECKSUM_NONE, so the stack
+	// verifies the inner checksum) or by XDP_PASS (off: the skb keeps what
+	// the driver said of the outer frame). @chosen records that the user
+	// decided, so that decap_cpumap_default() leaves it alone. On fills
+	// the CPUMAP entries of every online CPU below XO_GNV_MAX_QUEUES.
+	Status set_decap_cpumap(bool on, bool chosen);
+
 	Result<xo_gnv_cfg> cfg() const;
 	// Puts an AF_XDP socket in XSKMAP slot @slot (removes it with fd < 0).
 	// Without replace, a slot that holds a live socket is an EEXIST error
 	// (the kernel empties the slots of closed sockets itself).
 	Status set_xsk(uint32_t slot, int xsk_fd, bool replace = true);
 	Result<GeneveCounters> counters() const;
+	// Lets other CLIs change the registry again (the lock is otherwise
+	// held until this object goes): for long-running commands between
+	// their changes.
+	void unlock();
 
 private:
 	Status lock();
@@ -102,6 +122,11 @@ private:
 
 	UniqueFd ports_, rules_, cfg_, optcls_, xsks_, cpus_, stats_, vstats_, dir_;
 };
+
+// Whether decapped frames should go through the CPUMAP on a device of
+// @driver when the user has not said: every driver but veth, where a
+// frame's checksum state is the sender's own (a veth marks nothing).
+bool decap_cpumap_default(const std::string &driver);
 
 // Map names as the skeleton declares them (also the pin file names).
 std::vector<std::string> geneve_map_names();

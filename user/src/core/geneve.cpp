@@ -183,47 +183,70 @@ Status GeneveMaps::lock()
 	return ok();
 }
 
+void GeneveMaps::unlock()
+{
+	flock(dir_.get(), LOCK_UN);
+}
+
 Result<uint32_t> GeneveMaps::port_add(uint16_t port)
 {
-	if (auto s = lock(); !s)
-		return s.error();
+	auto p = port_change(port, 1);
+	if (!p)
+		return p.error();
+	return p->refcnt;
+}
+
+Result<uint32_t> GeneveMaps::port_del(uint16_t port)
+{
+	auto p = port_change(port, -1);
+	if (!p)
+		return p.error();
+	return p->refcnt;
+}
+
+Result<GenevePort> GeneveMaps::port(uint16_t port) const
+{
 	uint32_t key = port;
 	xo_gnv_port v{};
 	if (bpf_map_lookup_elem(ports_.get(), &key, &v) && errno != ENOENT)
 		return errno_error("read port registry", errno);
-	v.refcnt++;
-	if (bpf_map_update_elem(ports_.get(), &key, &v, BPF_ANY)) {
-		if (errno == E2BIG)
-			return runtime_error("port registry full (" + std::to_string(XO_GNV_MAX_PORTS) + " ports)", E2BIG);
-		return errno_error("write port registry", errno);
-	}
-	if (auto s = bump_gen(); !s)
-		return s.error();
-	return v.refcnt;
+	return GenevePort{port, v.refcnt, v.flags};
 }
 
-Result<uint32_t> GeneveMaps::port_del(uint16_t port)
+Result<GenevePort> GeneveMaps::port_change(uint16_t port, int delta, uint32_t set, uint32_t clear)
 {
 	if (auto s = lock(); !s)
 		return s.error();
 	uint32_t key = port;
 	xo_gnv_port v{};
 	if (bpf_map_lookup_elem(ports_.get(), &key, &v)) {
-		if (errno == ENOENT)
+		if (errno != ENOENT)
+			return errno_error("read port registry", errno);
+		if (delta <= 0)
 			return runtime_error("UDP port " + std::to_string(port) + " is not registered", ENOENT);
-		return errno_error("read port registry", errno);
 	}
-	if (v.refcnt <= 1) {
+	v.flags = (v.flags | set) & ~clear;
+	if (delta < 0 && v.refcnt <= 1) {
+		GenevePort gone{port, 0, v.flags | set};
 		if (bpf_map_delete_elem(ports_.get(), &key))
 			return errno_error("write port registry", errno);
 		if (auto s = bump_gen(); !s)
 			return s.error();
-		return 0u;
+		return gone;
 	}
-	v.refcnt--;
-	if (bpf_map_update_elem(ports_.get(), &key, &v, BPF_EXIST))
+	bool added = !v.refcnt;
+	v.refcnt = delta > 0 ? v.refcnt + 1 : delta < 0 ? v.refcnt - 1 : v.refcnt;
+	if (bpf_map_update_elem(ports_.get(), &key, &v, BPF_ANY)) {
+		if (errno == E2BIG)
+			return runtime_error("port registry full (" + std::to_string(XO_GNV_MAX_PORTS) + " ports)", E2BIG);
 		return errno_error("write port registry", errno);
-	return v.refcnt;
+	}
+	// the programs read only whether the port is there
+	if (added) {
+		if (auto s = bump_gen(); !s)
+			return s.error();
+	}
+	return GenevePort{port, v.refcnt, v.flags};
 }
 
 Result<std::vector<GenevePort>> GeneveMaps::ports() const
@@ -234,7 +257,7 @@ Result<std::vector<GenevePort>> GeneveMaps::ports() const
 	while (!bpf_map_get_next_key(ports_.get(), prev, &next)) {
 		xo_gnv_port v{};
 		if (!bpf_map_lookup_elem(ports_.get(), &next, &v))
-			out.push_back({static_cast<uint16_t>(next), v.refcnt});
+			out.push_back({static_cast<uint16_t>(next), v.refcnt, v.flags});
 		key = next;
 		prev = &key;
 	}
@@ -420,6 +443,32 @@ Status GeneveMaps::set_verify_csum(bool on)
 		return c.error();
 	c->flags = on ? (c->flags | XO_GNV_F_VERIFY_CSUM) : (c->flags & ~XO_GNV_F_VERIFY_CSUM);
 	return put_cfg(*c);
+}
+
+Status GeneveMaps::set_decap_cpumap(bool on, bool chosen)
+{
+	if (on) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		uint32_t n = online > 0 ? static_cast<uint32_t>(online) : 1;
+		for (uint32_t cpu = 0; cpu < n && cpu < XO_GNV_MAX_QUEUES; cpu++) {
+			bpf_cpumap_val v{};
+			v.qsize = 2048;
+			if (bpf_map_update_elem(cpus_.get(), &cpu, &v, BPF_ANY))
+				return errno_error("set CPUMAP entry of CPU " + std::to_string(cpu), errno);
+		}
+	}
+	auto c = cfg();
+	if (!c)
+		return c.error();
+	c->flags = on ? (c->flags | XO_GNV_F_DECAP_CPUMAP) : (c->flags & ~XO_GNV_F_DECAP_CPUMAP);
+	if (chosen)
+		c->flags |= XO_GNV_F_DECAP_CHOSEN;
+	return put_cfg(*c);
+}
+
+bool decap_cpumap_default(const std::string &driver)
+{
+	return driver != "veth";
 }
 
 Status GeneveMaps::set_xsk(uint32_t slot, int xsk_fd, bool replace)

@@ -1,0 +1,107 @@
+// The kernel's side of Geneve ports: a NIC's own UDP tunnel table (ethtool
+// netlink TUNNEL_INFO), the collect_md geneve device that puts a port there
+// (`geneve port add --nic`), and the kernel's Geneve devices the registry
+// follows (`geneve port sync`), all through rtnetlink/ethtool netlink.
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xoffload/result.hpp"
+
+namespace xoffload {
+
+// One UDP tunnel table of a device (ETHTOOL_A_TUNNEL_UDP_TABLE).
+struct UdpTunnelTable {
+	uint32_t size = 0;
+	uint32_t types = 0;	// bit ETHTOOL_UDP_TUNNEL_TYPE_* (VXLAN 0, GENEVE 1, VXLAN_GPE 2)
+	struct Entry {
+		uint16_t port;	// host order
+		uint32_t type;	// ETHTOOL_UDP_TUNNEL_TYPE_*
+	};
+	std::vector<Entry> entries;
+};
+
+// What a device says of its UDP tunnel tables. has_tables false: the
+// device has none (veth, igb, virtio_net: the kernel answers EOPNOTSUPP).
+struct UdpTunnelInfo {
+	bool has_tables = false;
+	std::vector<UdpTunnelTable> tables;
+
+	bool has_geneve_table() const;
+	bool knows_geneve_port(uint16_t port) const;
+};
+
+// Parses an ETHTOOL_MSG_TUNNEL_INFO_GET reply (genl header, compact
+// bitsets). EPROTO error for a malformed message.
+Result<UdpTunnelInfo> parse_udp_tunnel_info(const nlmsghdr *nlh);
+
+// Asks the device in the current netns (ethtool netlink).
+Result<UdpTunnelInfo> udp_tunnel_info(const std::string &ifname);
+
+// A Geneve device of the kernel as rtnetlink shows it (RTM_NEWLINK).
+struct KernelGeneveDev {
+	int ifindex = 0;
+	std::string name, alias;
+	uint16_t port = 0;	// IFLA_GENEVE_PORT, host order
+	bool collect_md = false;	// IFLA_GENEVE_COLLECT_METADATA ("external")
+	bool up = false;	// IFF_UP: its UDP socket is open, the NICs' tables have the port
+};
+
+// The device of an RTM_NEWLINK message if it is a Geneve device; nothing for
+// any other kind, and for a message too short to be one.
+std::optional<KernelGeneveDev> parse_geneve_link(const nlmsghdr *nlh);
+
+// The link kind of an RTM_NEWLINK message (IFLA_INFO_KIND: "veth",
+// "geneve", ...), "" for a device without one (a physical NIC).
+std::string link_kind(const nlmsghdr *nlh);
+
+// Every Geneve device of the current netns (an RTM_GETLINK dump).
+Result<std::vector<KernelGeneveDev>> kernel_geneve_devs();
+
+// The device `geneve port add --nic` makes for @port: "xo-gnv-<port>",
+// marked by its alias so that sync leaves it alone.
+std::string nic_geneve_dev_name(uint16_t port);
+inline constexpr const char *kNicGeneveAlias = "xoffload geneve port --nic";
+
+// The RTM_NEWLINK request of `ip link add NAME type geneve external dstport
+// PORT` brought up at once (its socket opens, udp_tunnel_nic tells every
+// NIC of the netns), with kNicGeneveAlias. Exposed for the unit tests.
+void put_nic_geneve_request(nlmsghdr *nlh, const std::string &name, uint16_t port);
+
+// Creates the --nic device of @port (see put_nic_geneve_request). A kernel
+// without the geneve module: a runtime error saying so.
+Status nic_geneve_dev_create(uint16_t port);
+// Deletes a link by name (RTM_DELLINK).
+Status link_delete(const std::string &name);
+
+// Link events of the current netns (rtnetlink group RTNLGRP_LINK): when
+// they come, devices came, went or changed.
+class LinkEvents {
+public:
+	static Result<LinkEvents> open();
+	// Waits up to @timeout_ms; true when events arrived (all read, or
+	// lost to a full socket buffer: look again either way), false when
+	// none came or a signal ended the wait.
+	Result<bool> wait(int timeout_ms);
+
+	LinkEvents(LinkEvents &&) noexcept;
+	LinkEvents &operator=(LinkEvents &&) noexcept;
+	~LinkEvents();
+
+private:
+	LinkEvents();
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+// The driver of @ifname for messages: its link kind (veth, ...), else the
+// driver sysfs names, else "".
+std::string driver_name(const std::string &ifname);
+
+} // namespace xoffload
