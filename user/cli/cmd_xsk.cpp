@@ -534,7 +534,10 @@ public:
 	// came back and the UMEM accounting holds.
 	Status finish(uint64_t bytes_sent, std::optional<PcapWriter> &pcap)
 	{
-		const double drain_until = now_s() + 2.0;
+		// as long as completions keep coming (a slow or emulated device
+		// under load returns them late), and 2 s after the last one
+		double last_progress = now_s();
+		uint64_t left = UINT64_MAX;
 		for (;;) {
 			uint64_t out = 0;
 			for (auto &s : e_.socks) {
@@ -543,8 +546,14 @@ public:
 				if (s.tx_outstanding())
 					s.kick();
 			}
-			if (!out || now_s() > drain_until)
+			if (!out)
 				break;
+			if (out < left) {
+				left = out;
+				last_progress = now_s();
+			} else if (now_s() - last_progress > 2.0) {
+				break;
+			}
 			usleep(50);
 		}
 		const double secs = now_s() - t0_;
@@ -877,6 +886,22 @@ void print_plan(const Globals &g, const Engine &e, const TxPlan &p, const char *
 			std::fprintf(stderr, "  why: %s\n", r.c_str());
 }
 
+// A driver that rebuilds its rings for an XDP program or an XSK pool (igb,
+// i40e: close and open) drops the carrier for a moment: frames sent to it
+// or by it meanwhile are lost. Waits (at most 5 s) for the carrier to come
+// back when it was up before (was_up) and is not now.
+void wait_for_carrier(const Netdev &dev, bool was_up)
+{
+	if (!was_up)
+		return;
+	for (int i = 0; i < 100; i++) {
+		auto up = netdev_running(dev.name);
+		if (!up || *up)
+			return;
+		usleep(50000);
+	}
+}
+
 // Zero-copy TX of most drivers runs on their XDP TX rings, which exist only
 // while an XDP program is attached: without one every kick fails (i40e,
 // igb, mlx5; the model's zc_tx_needs_xdp) and no frame completes. Such a
@@ -897,18 +922,13 @@ Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, 
 	const std::string need = "zero-copy TX on " + drv + " needs an XDP program (" + f->zc_tx_why + ")";
 	if (auto r = xsk::reap_stale_xsk(dev); !r)
 		return r.error();
+	const bool was_up = netdev_running(dev.name).value_or(false);
 	auto p = xsk::XskProgram::attach(dev, XdpMode::native, {});
 	if (p) {
 		prog.emplace(std::move(*p));
 		std::fprintf(stderr, "note: %s: xdp_xsk attached to %s for this run (passes every frame)\n", need.c_str(),
 			     dev.name.c_str());
-		// the driver rebuilt its rings: wait (at most 5 s) for the carrier
-		for (int i = 0; i < 100; i++) {
-			auto up = netdev_running(dev.name);
-			if (!up || *up)
-				break;
-			usleep(50000);
-		}
+		wait_for_carrier(dev, was_up);
 		return ok();
 	}
 	if (o.xsk_mode != "auto")
@@ -1377,6 +1397,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		// a recv killed before it could detach left its xdp_xsk behind
 		if (auto r = xsk::reap_stale_xsk(*dev); !r)
 			return r.error();
+		const bool was_up = netdev_running(dev->name).value_or(false);
 		auto p = xsk::XskProgram::attach(*dev, *xm, filter);
 		if (!p) {
 			// single-program XDP: xdp_geneve holds the hook, but its XSKMAP is open
@@ -1393,6 +1414,9 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		for (auto &s : e.socks)
 			if (auto st = prog->add_socket(s.queue(), s.fd()); !st)
 				return st;
+		// ready only once the driver's rings (zero-copy: rebuilt for the
+		// program) carry frames again
+		wait_for_carrier(*dev, was_up);
 	}
 	std::optional<PcapWriter> pcap;		// every frame, or
 	std::vector<PcapWriter> pcaps;		// one file per socket

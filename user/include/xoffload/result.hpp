@@ -38,6 +38,7 @@ public:
 	T *operator->() { return &std::get<0>(v_); }
 	const T *operator->() const { return &std::get<0>(v_); }
 	const Error &error() const { return std::get<1>(v_); }
+	T value_or(T dflt) const & { return ok() ? value() : std::move(dflt); }
 
 private:
 	std::variant<T, Error> v_;
