@@ -355,7 +355,8 @@ TEST_F(VlanVeth, XdpNativePop)
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
 
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native",
+				    "--no-tag-kfunc"});  // the plain entry (xdp_vlan_tag: VlanMeta)
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	expect_attach_note(at, b_, "xdp_vlan");
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
@@ -389,7 +390,10 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 		if (geneve) {
 			ASSERT_TRUE(tool_ok(b_.ns, {"geneve", "rule", "add", b_.ifname, "--vni", "5", "--action", "cpu"}));
 		}
-		CmdResult at = tool(b_.ns, {"attach", b_.ifname, feature, "--mode", "native"});
+		std::vector<std::string> args{"attach", b_.ifname, feature, "--mode", "native"};
+		if (!geneve)
+			args.push_back("--no-tag-kfunc");	// the plain entry (xdp_vlan_tag_mb: VlanMeta)
+		CmdResult at = tool(b_.ns, args);
 		EXPECT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 		if (!at.ok()) {
 			// nothing attached: detach only takes the rule's pins away
@@ -421,7 +425,8 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 		      [&](unsigned i) { return frame({kAd100, kQ100}, i, kMacB, payload); },
 		      "negative: no program, both tags arrive");
 
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native",
+				    "--no-tag-kfunc"});  // the plain entry (xdp_vlan_tag: VlanMeta)
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	EXPECT_NE(at.out.find("xdp_vlan_mb"), std::string::npos) << at.out;
 	expect_attach_note(at, b_, "xdp_vlan_mb");
@@ -704,7 +709,7 @@ TEST_F(VlanVeth, XdpSingleProgramRefusesASecondXdpProgram)
 	const unsigned n = 3;
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan"}, false, "LIBXDP_SKIP_DISPATCHER=1");
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"}, false, "LIBXDP_SKIP_DISPATCHER=1");
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	EXPECT_EQ(at.err.rfind("xoffload: LIBXDP_SKIP_DISPATCHER=1 is set (libxdp ", 0), 0u) << at.err;
 	expect_attach_note(at, b_, "xdp_vlan");
