@@ -231,6 +231,7 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, XO_VLAN_MORE, vh[0].tci);
 }
 
+#ifndef XO_VLAN_TAG_META
 SEC("xdp")
 int xdp_vlan(struct xdp_md *ctx)
 {
@@ -260,5 +261,84 @@ struct {
 	__uint(priority, 20);
 	__uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xdp_vlan_mb);
+
+#else /* XO_VLAN_TAG_META: xdp_vlan_tag.bpf.c */
+
+/* The driver's copy of the tag it stripped into the RX descriptor or the
+ * skb (veth, mlx5, ice; 6.8+). Device-bound programs only: the entries
+ * below load bound to their interface, alone (libxdp's dispatcher cannot
+ * chain them), and only where the driver offers it.
+ */
+extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx, __be16 *vlan_proto,
+					__u16 *vlan_tci) __ksym;
+
+/* A frame whose outer tag (@tci, host order) the device took out of the
+ * data: the allow-list and the rewrite rule see it, counted as the in-data
+ * path counts; what XDP cannot do to a tag outside the data (pop it, push
+ * a tag outside it, change its VID) is dropped and counted
+ * DROP_TAG_IN_META, never passed as if done.
+ */
+static __noinline int xo_vlan_xdp_meta(struct xdp_md *ctx, const struct xo_vlan_policy *pol,
+				       struct xo_vlan_stats *st, __u64 bytes, __u16 tci)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xo_cursor c = { .pos = data, .end = data_end };
+	struct xo_tags t = {};
+	__u32 rewrite = 0, depth;
+	__be16 new_tci = 0;
+	__u8 op;
+
+	if (!pol || !xo_parse_eth(&c) ||
+	    xo_parse_vlans(&c, xo_eth_proto(data), &t, XO_VLAN_MAX_DEPTH)) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_MALFORMED, bytes);
+		return XDP_DROP;
+	}
+	/* the stripped tag is the outermost one */
+	depth = xo_vlan_op_index(t.depth + 1, t.more);
+	if (depth > XO_VLAN_MORE)
+		depth = XO_VLAN_MORE;
+	if ((pol->flags & (XO_VLAN_F_ALLOW | XO_VLAN_F_REWRITE)) &&
+	    xo_vlan_vid_rules(pol, XO_DIR_INGRESS, bpf_htons(tci), &rewrite, &new_tci)) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_NOT_ALLOWED, bytes);
+		return XDP_DROP;
+	}
+	op = pol->op[depth];
+	if (op == XO_VLAN_OP_TOO_DEEP) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_TOO_DEEP, bytes);
+		return XDP_DROP;
+	}
+	if (op != XO_VLAN_OP_KEEP || rewrite) {
+		xo_vlan_count(st, XO_VLAN_CNT_DROP_TAG_IN_META, bytes);
+		return XDP_DROP;
+	}
+	xo_vlan_count(st, XO_VLAN_CNT_PASSED, bytes);
+	return XDP_PASS;
+}
+
+static __always_inline int xo_vlan_xdp_tag(struct xdp_md *ctx, int frags)
+{
+	__be16 proto;
+	__u16 tci;
+
+	if (xo_likely(bpf_xdp_metadata_rx_vlan_tag(ctx, &proto, &tci)))
+		return xo_vlan_xdp(ctx, frags);	/* no tag outside the data */
+	return xo_vlan_xdp_meta(ctx, xo_vlan_policy_of(XO_DIR_INGRESS), xo_vlan_stats_of(XO_HOOK_XDP),
+				frags ? bpf_xdp_get_buff_len(ctx) : ctx->data_end - ctx->data, tci);
+}
+
+SEC("xdp")
+int xdp_vlan_tag(struct xdp_md *ctx)
+{
+	return xo_vlan_xdp_tag(ctx, 0);
+}
+
+SEC("xdp.frags")
+int xdp_vlan_tag_mb(struct xdp_md *ctx)
+{
+	return xo_vlan_xdp_tag(ctx, 1);
+}
+
+#endif /* XO_VLAN_TAG_META */
 
 char _license[] SEC("license") = "Dual BSD/GPL";

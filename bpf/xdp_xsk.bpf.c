@@ -42,6 +42,12 @@ struct {
 	__type(value, struct xo_counter);
 } xo_xsk_stats SEC(".maps");
 
+#ifdef XO_XSK_TAG_META
+/* The tag the driver stripped (xdp_xsk_tag.bpf.c; see xdp_vlan_tag.bpf.c). */
+extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx, __be16 *vlan_proto,
+					__u16 *vlan_tci) __ksym;
+#endif
+
 static __always_inline void xo_xsk_count(__u32 reason, __u64 bytes)
 {
 	struct xo_counter *c = bpf_map_lookup_elem(&xo_xsk_stats, &reason);
@@ -73,7 +79,14 @@ static __always_inline int xo_xsk_match(struct xdp_md *ctx,
 	proto = tags.inner_proto;
 	if (f->flags & XO_XSK_F_VLAN) {
 		__u16 vid = tags.depth ? bpf_ntohs(tags.tag[0].tci) & 0x0fff : 0;
+#ifdef XO_XSK_TAG_META
+		__be16 tpid;
+		__u16 tci;
 
+		/* a tag the device stripped was the outermost one */
+		if (!bpf_xdp_metadata_rx_vlan_tag(ctx, &tpid, &tci))
+			vid = tci & 0x0fff;
+#endif
 		if (vid != f->vid)
 			return 0;
 	}
@@ -113,8 +126,7 @@ static __always_inline int xo_xsk_match(struct xdp_md *ctx,
 	}
 }
 
-SEC("xdp.frags")
-int xdp_xsk(struct xdp_md *ctx)
+static __always_inline int xo_xsk_run(struct xdp_md *ctx)
 {
 	/* every buffer of a multi-buffer frame */
 	__u64 bytes = xo_xsk_frags ? bpf_xdp_get_buff_len(ctx) : ctx->data_end - ctx->data;
@@ -143,9 +155,24 @@ int xdp_xsk(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+#ifndef XO_XSK_TAG_META
+SEC("xdp.frags")
+int xdp_xsk(struct xdp_md *ctx)
+{
+	return xo_xsk_run(ctx);
+}
+
 struct {
 	__uint(priority, 30);
 	__uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(xdp_xsk);
+#else
+/* Loaded device-bound, alone, where the driver offers the kfunc. */
+SEC("xdp.frags")
+int xdp_xsk_tag(struct xdp_md *ctx)
+{
+	return xo_xsk_run(ctx);
+}
+#endif
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -120,7 +120,7 @@ inline const char *reason_label(uint32_t r)
 {
 	static const char *const names[XO_VLAN_CNT_MAX] = {
 		"passed", "popped", "pushed", "rewritten", "rewritten+pushed", "dropped-malformed",
-		"dropped-not-allowed", "dropped-no-headroom", "dropped-too-deep",
+		"dropped-not-allowed", "dropped-no-headroom", "dropped-too-deep", "dropped-tag-in-metadata",
 	};
 	return r < XO_VLAN_CNT_MAX ? names[r] : "?";
 }

@@ -355,7 +355,8 @@ TEST_F(VlanVeth, XdpNativePop)
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
 
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native",
+				    "--no-tag-kfunc"});  // the plain entry (xdp_vlan_tag: VlanMeta)
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	expect_attach_note(at, b_, "xdp_vlan");
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
@@ -389,7 +390,10 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 		if (geneve) {
 			ASSERT_TRUE(tool_ok(b_.ns, {"geneve", "rule", "add", b_.ifname, "--vni", "5", "--action", "cpu"}));
 		}
-		CmdResult at = tool(b_.ns, {"attach", b_.ifname, feature, "--mode", "native"});
+		std::vector<std::string> args{"attach", b_.ifname, feature, "--mode", "native"};
+		if (!geneve)
+			args.push_back("--no-tag-kfunc");	// the plain entry (xdp_vlan_tag_mb: VlanMeta)
+		CmdResult at = tool(b_.ns, args);
 		EXPECT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 		if (!at.ok()) {
 			// nothing attached: detach only takes the rule's pins away
@@ -421,7 +425,8 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 		      [&](unsigned i) { return frame({kAd100, kQ100}, i, kMacB, payload); },
 		      "negative: no program, both tags arrive");
 
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native"});
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native",
+				    "--no-tag-kfunc"});  // the plain entry (xdp_vlan_tag: VlanMeta)
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	EXPECT_NE(at.out.find("xdp_vlan_mb"), std::string::npos) << at.out;
 	expect_attach_note(at, b_, "xdp_vlan_mb");
@@ -704,7 +709,7 @@ TEST_F(VlanVeth, XdpSingleProgramRefusesASecondXdpProgram)
 	const unsigned n = 3;
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan"}, false, "LIBXDP_SKIP_DISPATCHER=1");
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"}, false, "LIBXDP_SKIP_DISPATCHER=1");
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	EXPECT_EQ(at.err.rfind("xoffload: LIBXDP_SKIP_DISPATCHER=1 is set (libxdp ", 0), 0u) << at.err;
 	expect_attach_note(at, b_, "xdp_vlan");
@@ -1189,6 +1194,146 @@ TEST_F(VlanVeth, ReconfigurationNeverDropsOrMixesAStreamedVid)
 	std::printf("streamed %llu frames through %u rounds of %zu commands; %zu captured on B\n",
 		    static_cast<unsigned long long>(sent.load()), rounds, seq.size(), received.size());
 	detach_and_check(b_);
+}
+
+// ---- tags outside the frame data (issue 16, item 1) -------------------------
+// A's tc-egress program pushes VID 100 with A's tx-vlan-offload on, so the
+// tag travels in skb metadata (skb->vlan_tci), as a NIC that strips tags
+// hands them over: B's XDP sees an untagged frame, and only the driver's
+// rx-vlan-tag kfunc (veth has it, 6.8+) tells it the tag.
+class VlanMeta : public VlanVeth {
+protected:
+	// A pushes @vid at tc-egress, the tag kept out of the data.
+	void push_in_metadata(unsigned vid)
+	{
+		CmdResult k = run_cmd({"ip", "netns", "exec", a_.ns, "ethtool", "-K", a_.ifname, "txvlan", "on"}, kCmdTimeout);
+		ASSERT_EQ(k.exit_code, 0) << "ethtool -K txvlan on: " << k.describe();
+		ASSERT_TRUE(tool_ok(a_.ns, {"attach", a_.ifname, "vlan", "--hook", "tc-egress"}));
+		ASSERT_TRUE(tool_ok(a_.ns, {"vlan", "push", a_.ifname, "--vid", std::to_string(vid), "--dir", "egress"}));
+	}
+	// veth hands XDP the tag it carries in metadata from 6.8 (veth.c
+	// veth_xdp_rx_vlan_tag).
+	static bool kernel_has_tag_kfunc()
+	{
+		utsname u{};
+		unsigned maj = 0, min = 0;
+		return !uname(&u) && std::sscanf(u.release, "%u.%u", &maj, &min) == 2 && (maj > 6 || (maj == 6 && min >= 8));
+	}
+	void SetUp() override
+	{
+		VlanVeth::SetUp();
+		if (IsSkipped() || HasFatalFailure())
+			return;
+		if (!kernel_has_tag_kfunc())
+			GTEST_SKIP() << "needs Linux 6.8+ (veth's rx-vlan-tag kfunc): before it XDP cannot see a tag "
+					"carried in metadata";
+	}
+	// Attaches vlan at B's XDP: xdp_vlan_tag, device-bound, alone.
+	void attach_b()
+	{
+		CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan"}, true);
+		ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+		EXPECT_NE(at.out.find("\"rx_vlan_tag_kfunc\":true"), std::string::npos)
+			<< "veth offers the rx-vlan-tag kfunc on 6.8+: " << at.out;
+		EXPECT_NE(at.out.find("\"prog_name\":\"xdp_vlan_tag\""), std::string::npos) << at.out;
+		EXPECT_NE(at.err.find("device-bound program"), std::string::npos)
+			<< "one line says why it runs alone: " << at.err;
+	}
+	void send_untagged(unsigned n) { send(a_, {}, n); }
+	void TearDown() override
+	{
+		if (!a_.ns.empty()) {
+			(void)tool(a_.ns, {"detach", a_.ifname});
+			(void)tool(b_.ns, {"detach", b_.ifname});
+		}
+		VlanVeth::TearDown();
+	}
+};
+
+TEST_F(VlanMeta, PopOfATagInMetadataIsCountedNeverPassed)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 5;
+	push_in_metadata(100);
+	attach_b();
+	if (HasFatalFailure())
+		return;
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	send_untagged(n);
+	EXPECT_EQ(counter(b_, "xdp", "dropped-tag-in-metadata"), n) << "XDP cannot pop a tag in metadata";
+	EXPECT_EQ(counter(b_, "xdp", "passed"), 0) << "never counted passed";
+	EXPECT_EQ(counter(b_, "xdp", "popped"), 0);
+}
+
+TEST_F(VlanMeta, AllowListSeesATagInMetadata)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 5;
+	push_in_metadata(100);
+	attach_b();
+	if (HasFatalFailure())
+		return;
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "allow", b_.ifname, "--vid", "200"}));
+	send_untagged(n);
+	EXPECT_EQ(counter(b_, "xdp", "dropped-not-allowed"), n) << "VID 100 (in metadata) is not allowed";
+	EXPECT_EQ(counter(b_, "xdp", "passed"), 0);
+	// and an allowed VID in metadata passes, tag and all
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "allow", b_.ifname, "--vid", "100"}));
+	send_untagged(n);
+	EXPECT_EQ(counter(b_, "xdp", "passed"), n) << "VID 100 allowed now";
+}
+
+TEST_F(VlanMeta, RewriteOfATagInMetadataIsCountedNeverPassed)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 5;
+	push_in_metadata(100);
+	attach_b();
+	if (HasFatalFailure())
+		return;
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "rewrite", b_.ifname, "--from", "100", "--to", "222"}));
+	send_untagged(n);
+	EXPECT_EQ(counter(b_, "xdp", "dropped-tag-in-metadata"), n) << "XDP cannot rewrite a tag in metadata";
+	EXPECT_EQ(counter(b_, "xdp", "passed"), 0) << "never counted passed";
+	EXPECT_EQ(counter(b_, "xdp", "rewritten"), 0);
+}
+
+// A VID the rewrite rules do not name passes with its tag in metadata.
+TEST_F(VlanMeta, RewriteRulesOfOtherVidsPassATagInMetadata)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 5;
+	push_in_metadata(100);
+	attach_b();
+	if (HasFatalFailure())
+		return;
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "rewrite", b_.ifname, "--from", "300", "--to", "301"}));
+	send_untagged(n);
+	EXPECT_EQ(counter(b_, "xdp", "passed"), n);
+	EXPECT_EQ(counter(b_, "xdp", "dropped-tag-in-metadata"), 0);
+}
+
+TEST_F(VlanMeta, RecvFilterVlanSeesATagInMetadata)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 20;
+	push_in_metadata(100);
+	if (HasFatalFailure())
+		return;
+	BackgroundCmd rx({tool_, "--json", "-n", b_.ns, "recv", b_.ifname, "--filter-vlan", "100", "--idle", "1",
+			  "--duration", "15", "--interval", "0"});
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 20)) << "recv never started";
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	const bool tag = st.out.find("\"xdp_xsk_tag\"") != std::string::npos;
+	usleep(200000);
+	send_untagged(n);
+	CmdResult r = rx.wait(20);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	EXPECT_TRUE(tag) << "recv --filter-vlan loads xdp_xsk_tag where the driver has the kfunc: " << st.out;
+	const std::string last = r.out.substr(r.out.rfind("{\"type\""));
+	EXPECT_NE(last.find("\"packets\":" + std::to_string(n) + ","), std::string::npos)
+		<< "every frame of VID 100 (tag in metadata) received: " << r.out;
+	EXPECT_NE(r.err.find("device-bound program"), std::string::npos) << r.err;
 }
 
 } // namespace

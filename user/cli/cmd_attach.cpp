@@ -24,6 +24,8 @@ void print_attach(const Globals &g, const Netdev &dev, const AttachInfo &a, cons
 			j.kv("mode", to_string(a.mode)).kv("multiprog", a.multiprog);
 			if (!a.single_reason.empty())
 				j.kv("single_program_reason", a.single_reason);
+			if (a.feature == Feature::vlan)
+				j.kv("rx_vlan_tag_kfunc", a.tag_kfunc).kv("rx_vlan_note", a.rx_vlan_note);
 		}
 		j.kv("pin_dir", pin_dir(dev)).end_object().print();
 		return;
@@ -66,7 +68,7 @@ void status_text(const IfStatus &st)
 		for (const auto &a : st.ours)
 			if (a.hook == Hook::xdp && a.prog_id == p.id)
 				tag = std::string("  [xoffload ") + to_string(a.feature) + "]";
-		if (p.name == xsk::XskProgram::name()) {
+		if (xsk::XskProgram::is_xsk_name(p.name)) {
 			int pid = xsk::bpf_prog_holder(p.id);
 			tag = pid ? "  [xoffload recv, pid " + std::to_string(pid) + "]"
 				  : std::string("  [xoffload recv, stale: its recv is gone; detach removes it]");
@@ -135,6 +137,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 {
 	struct AttachOpts {
 		std::string ifname, feature, hook = "xdp", mode = "native";
+		bool keep_rx_vlan = false, no_tag_kfunc = false;
 	};
 	auto o = std::make_shared<AttachOpts>();
 	auto *a = app.add_subcommand("attach", "Attach a feature's programs to an interface");
@@ -142,6 +145,12 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	a->add_option("feature", o->feature, "Feature: vlan | geneve")->required();
 	a->add_option("--hook", o->hook, "xdp | tc-ingress | tc-egress (default xdp)");
 	auto *mode_opt = a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
+	a->add_flag("--keep-rx-vlan", o->keep_rx_vlan,
+		    "vlan at xdp: leave the device's RX VLAN stripping on (then tags it strips escape xdp_vlan)");
+	a->add_flag("--no-tag-kfunc", o->no_tag_kfunc,
+		    "vlan at xdp: load plain xdp_vlan behind libxdp's dispatcher even where the driver offers the "
+		    "rx-vlan-tag kfunc (which needs a device-bound program alone); tags outside the data then "
+		    "escape it");
 	a->callback([&g, &rc, o, mode_opt] {
 		auto feat = parse_feature(o->feature);
 		auto hook = parse_hook(o->hook);
@@ -154,6 +163,11 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			}
 		if (mode_opt->count() && *hook != Hook::xdp) {
 			rc = report(usage_error("--mode " + o->mode + " is an XDP mode; --hook " + o->hook + " takes none"));
+			return;
+		}
+		if ((o->keep_rx_vlan || o->no_tag_kfunc) && (*feat != Feature::vlan || *hook != Hook::xdp)) {
+			rc = report(usage_error(std::string(o->keep_rx_vlan ? "--keep-rx-vlan" : "--no-tag-kfunc") +
+						" is for vlan at the xdp hook (where xdp_vlan reads tags)"));
 			return;
 		}
 		if (auto s = prepare(g); !s) {
@@ -169,7 +183,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			rc = report(s.error());
 			return;
 		}
-		auto r = attach(*dev, *feat, *hook, *mode);
+		auto r = attach(*dev, *feat, *hook, *mode, AttachOptions{o->keep_rx_vlan, o->no_tag_kfunc});
 		if (!r) {
 			rc = report(r.error());
 			return;

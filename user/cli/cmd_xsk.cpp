@@ -28,6 +28,7 @@
 #include "xoffload/kernel.hpp"
 #include "xoffload/linkwatch.hpp"
 #include "xoffload/pins.hpp"
+#include "xoffload/rx_vlan.hpp"
 #include "xoffload/xsk.hpp"
 #include "xoffload/xsk_prog.hpp"
 
@@ -73,6 +74,7 @@ struct XskOpts {
 	std::string multi_buffer = "auto";	// XDP_USE_SG: auto (when the MTU needs it), on, off
 	std::optional<uint16_t> filter_port;
 	std::optional<uint16_t> filter_vlan;
+	bool keep_rx_vlan = false;	// recv --keep-rx-vlan
 	std::optional<double> idle;
 	bool xdp_mode_given = false;
 	bool geneve = false;		// sockets in xdp_geneve's XSKMAP instead of xdp_xsk
@@ -1324,6 +1326,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		return xm.error();
 	if (o.filter_vlan && *o.filter_vlan > 4094)
 		return usage_error("--filter-vlan must be 0..4094");
+	if (o.keep_rx_vlan && !o.filter_vlan)
+		return usage_error("--keep-rx-vlan goes with --filter-vlan (only then does recv turn RX VLAN stripping off)");
 	if (o.multi_buffer != "auto" && o.multi_buffer != "on" && o.multi_buffer != "off")
 		return usage_error("--multi-buffer must be auto, on or off");
 	if (o.pcap_per_socket && o.pcap.empty())
@@ -1333,6 +1337,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	auto dev = netdev_lookup(o.ifname);
 	if (!dev)
 		return dev.error();
+	// a hardware VLAN filter drops tagged frames before any XDP program
+	warn_vlan_filter(*dev);
 	std::optional<GeneveSlots> slots;
 	uint32_t nsock = 0;
 	if (o.geneve) {
@@ -1394,6 +1400,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		xsk::RxFilter filter;
 		filter.udp_dport = o.filter_port;
 		filter.vid = o.filter_vlan;
+		filter.keep_rx_vlan = o.keep_rx_vlan;
 		// a recv killed before it could detach left its xdp_xsk behind
 		if (auto r = xsk::reap_stale_xsk(*dev); !r)
 			return r.error();
@@ -1677,6 +1684,8 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 		->check(whole_number(1, 65535));
 	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)")
 		->check(whole_number(0, 4094));
+	r->add_flag("--keep-rx-vlan", ro->keep_rx_vlan,
+		    "With --filter-vlan: leave the device's RX VLAN stripping on (tags it strips may escape the filter)");
 	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame")->check(positive_number());
 	r->add_option("--multi-buffer", ro->multi_buffer,
 		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")

@@ -176,6 +176,9 @@ enum xo_vlan_counter {
 	XO_VLAN_CNT_DROP_NOT_ALLOWED,
 	XO_VLAN_CNT_DROP_NO_HEADROOM,
 	XO_VLAN_CNT_DROP_TOO_DEEP,
+	XO_VLAN_CNT_DROP_TAG_IN_META,	/* the outer tag is in metadata (the device
+					 * stripped it) and the policy would pop,
+					 * push or rewrite: XDP cannot (tc_vlan can) */
 	XO_VLAN_CNT_MAX,
 };
 

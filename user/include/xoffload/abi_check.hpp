@@ -29,7 +29,7 @@ static_assert(sizeof(xo_vid_entry) == 4);
 static_assert(offsetof(xo_vid_entry, rewrite_vid) == 2);
 static_assert(sizeof(xo_counter) == 16);
 static_assert(sizeof(xo_vlan_stats) == 16 * XO_VLAN_CNT_MAX);
-static_assert(XO_VLAN_CNT_MAX == 9);
+static_assert(XO_VLAN_CNT_MAX == 10);
 // AF_XDP redirect (xdp_xsk)
 static_assert(sizeof(xo_xsk_filter) == 16);
 static_assert(offsetof(xo_xsk_filter, flags) == 4);

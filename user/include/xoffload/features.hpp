@@ -179,6 +179,9 @@ Resolution resolve(const std::vector<DeviceModel> &stack, const PacketClass &pkt
 Result<std::vector<LayerSpec>> read_live_stack(const std::string &ifname);
 // Features of one device as ethtool -k reports them (active set).
 Result<FeatureMask> read_live_features(const std::string &ifname);
+// The ethtool driver name of a device ("igb", "veth"; ETHTOOL_GDRVINFO),
+// empty when it has none.
+std::string live_driver_name(const std::string &ifname);
 
 // ---- AF_XDP TX path ------------------------------------------------------
 // What an AF_XDP TX queue of a device does in hardware, so the sender does

@@ -44,6 +44,20 @@ struct AttachInfo {
 	// dispatcher ("... (libxdp 1.3, kernel 6.12...): attached xdp_vlan as a
 	// single program", also printed on stderr); empty through the dispatcher
 	std::string single_reason;
+	// vlan at XDP: loaded device-bound with the rx-vlan-tag kfunc
+	// (xdp_vlan_tag), and the lines attach printed about the device's RX
+	// VLAN offloads (without "xoffload: "; empty when none)
+	bool tag_kfunc = false;
+	std::string rx_vlan_note;
+};
+
+// What attach may change on the device.
+struct AttachOptions {
+	// vlan at XDP: leave RX VLAN stripping as it is (--keep-rx-vlan)
+	bool keep_rx_vlan = false;
+	// vlan at XDP: plain xdp_vlan, chainable behind libxdp's dispatcher,
+	// even where the driver offers the rx-vlan-tag kfunc (--no-tag-kfunc)
+	bool no_tag_kfunc = false;
 };
 
 struct XdpProgInfo {
@@ -65,8 +79,13 @@ struct IfStatus {
 
 // Attaches @f at @h. XDP: behind libxdp's dispatcher, or as a single
 // program where the dispatcher cannot run it (one line on stderr says why);
-// refused (EBUSY) while a single program holds the XDP hook.
-Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode);
+// refused (EBUSY) while a single program holds the XDP hook. vlan at XDP
+// turns RX VLAN stripping off for the attachment's life unless
+// @opts.keep_rx_vlan (rx_vlan.hpp), and loads device-bound with the
+// rx-vlan-tag kfunc (xdp_vlan_tag, alone) where the driver offers it in
+// native mode. vlan at any hook says when a hardware VLAN filter drops
+// tagged frames first.
+Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, const AttachOptions &opts = {});
 // Detaches our programs of @f (every feature when none is given) at @h (every
 // hook when none is given); removes the pins once nothing of ours is left.
 Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h);

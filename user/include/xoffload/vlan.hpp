@@ -36,6 +36,7 @@ enum class VlanStat : unsigned {
 	dropped_not_allowed,
 	dropped_no_headroom,
 	dropped_too_deep,
+	dropped_tag_in_metadata,	// xdp_vlan: the device stripped the tag; XDP cannot pop, push or rewrite it
 	count,
 };
 inline constexpr unsigned kVlanStats = static_cast<unsigned>(VlanStat::count);

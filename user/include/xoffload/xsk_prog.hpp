@@ -21,6 +21,9 @@ struct RxFilter {
 	std::optional<uint16_t> ethertype;	// innermost ethertype
 	std::optional<uint16_t> vid;		// outer VID, 0 = untagged only
 	std::optional<uint16_t> udp_dport;
+	// With vid: leave the device's RX VLAN stripping on (--keep-rx-vlan);
+	// by default it is off while the program is attached (rx_vlan.hpp)
+	bool keep_rx_vlan = false;
 };
 
 // Counters of xdp_xsk summed over CPUs, by enum xo_xsk_counter.
@@ -32,7 +35,9 @@ const char *xsk_counter_name(unsigned reason) noexcept;
 class XskProgram {
 public:
 	// Loads xdp_xsk with the filter and attaches it to dev in the given
-	// mode, frags-aware (multi-buffer frames) where the kernel supports it:
+	// mode (with a VID filter: RX VLAN stripping off while attached, and
+	// xdp_xsk_tag, device-bound and alone, where the driver hands XDP the
+	// stripped tag), frags-aware (multi-buffer frames) where the kernel supports it:
 	// through libxdp's dispatcher, or as a single program where the
 	// dispatcher cannot run it (one line on stderr says why). Fails clearly
 	// when another XDP program holds the interface in a way libxdp cannot
@@ -58,6 +63,10 @@ public:
 
 	// The program's name as the kernel reports it ("xdp_xsk").
 	static const std::string &name();
+	// Whether a program of this name is one of ours: xdp_xsk, or
+	// xdp_xsk_tag (device-bound, reads the tag a driver stripped; loaded
+	// for --filter-vlan where the driver offers the rx-vlan-tag kfunc).
+	static bool is_xsk_name(const std::string &name);
 
 private:
 	struct Impl;

@@ -26,10 +26,12 @@
 #include "xoffload/fd.hpp"
 #include "xoffload/geneve.hpp"
 #include "xoffload/pins.hpp"
+#include "xoffload/rx_vlan.hpp"
 #include "xoffload/vlan.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
+#include "xdp_vlan_tag.skel.h"
 #include "xdp_attach.hpp"
 
 namespace xoffload {
@@ -65,6 +67,9 @@ Error load_error(std::string what, int err)
 struct XdpSkelDel {
 	void operator()(xdp_vlan_bpf *s) const { xdp_vlan_bpf__destroy(s); }
 };
+struct XdpTagSkelDel {
+	void operator()(xdp_vlan_tag_bpf *s) const { xdp_vlan_tag_bpf__destroy(s); }
+};
 struct TcSkelDel {
 	void operator()(tc_vlan_bpf *s) const { tc_vlan_bpf__destroy(s); }
 };
@@ -78,6 +83,7 @@ struct GeneveSkelDel {
 	void operator()(xdp_geneve_bpf *s) const { xdp_geneve_bpf__destroy(s); }
 };
 using XdpVlanSkel = std::unique_ptr<xdp_vlan_bpf, XdpSkelDel>;
+using XdpVlanTagSkel = std::unique_ptr<xdp_vlan_tag_bpf, XdpTagSkelDel>;
 using XdpGeneveSkel = std::unique_ptr<xdp_geneve_bpf, GeneveSkelDel>;
 using TcVlanSkel = std::unique_ptr<tc_vlan_bpf, TcSkelDel>;
 using XdpProgram = std::unique_ptr<xdp_program, XdpProgDel>;
@@ -86,6 +92,7 @@ using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
 // Program names, taken from the skeletons rather than spelled here.
 struct ProgNames {
 	std::string xdp, xdp_mb, tc_ingress, tc_egress;
+	std::string xdp_tag, xdp_tag_mb;	// device-bound, with the rx-vlan-tag kfunc
 	std::string geneve, geneve_mb;
 	std::string geneve_cpus;	// xdp_geneve's CPUMAP (pin file name)
 };
@@ -99,6 +106,11 @@ const ProgNames &prog_names()
 		if (x) {
 			n.xdp = bpf_program__name(x->progs.xdp_vlan);
 			n.xdp_mb = bpf_program__name(x->progs.xdp_vlan_mb);
+		}
+		XdpVlanTagSkel xt(xdp_vlan_tag_bpf__open());
+		if (xt) {
+			n.xdp_tag = bpf_program__name(xt->progs.xdp_vlan_tag);
+			n.xdp_tag_mb = bpf_program__name(xt->progs.xdp_vlan_tag_mb);
 		}
 		if (t) {
 			n.tc_ingress = bpf_program__name(t->progs.tc_vlan_ingress);
@@ -187,6 +199,7 @@ std::string pin_marker(const Netdev &dev)
 // The XDP program of a feature, opened with its maps pinned under dir.
 struct XdpObject {
 	XdpVlanSkel vlan;
+	XdpVlanTagSkel vlan_tag;
 	XdpGeneveSkel geneve;
 	bpf_object *obj = nullptr;
 	bpf_program *prog = nullptr;
@@ -196,7 +209,12 @@ struct XdpObject {
 // above about 3500 bytes, other drivers earlier): the *_mb entry then.
 constexpr uint32_t kSingleBufferMtu = 1500;
 
-Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
+#ifndef BPF_F_XDP_DEV_BOUND_ONLY
+#define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6)
+#endif
+
+// @tag_ifindex: xdp_vlan_tag, device-bound to that interface (vlan only).
+Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags, int tag_ifindex)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
 	XdpObject o;
@@ -209,6 +227,18 @@ Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
 		// one entry per load: the kernel ties the CPUMAP to the first
 		// program using it, frags or not
 		bpf_program__set_autoload(frags ? o.geneve->progs.xdp_geneve : o.geneve->progs.xdp_geneve_mb, false);
+	} else if (tag_ifindex) {
+		o.vlan_tag.reset(xdp_vlan_tag_bpf__open_opts(&oo));
+		if (!o.vlan_tag)
+			return errno_error("open xdp_vlan_tag object", errno);
+		o.obj = o.vlan_tag->obj;
+		o.prog = frags ? o.vlan_tag->progs.xdp_vlan_tag_mb : o.vlan_tag->progs.xdp_vlan_tag;
+		bpf_program__set_autoload(frags ? o.vlan_tag->progs.xdp_vlan_tag : o.vlan_tag->progs.xdp_vlan_tag_mb,
+					  false);
+		// the metadata kfuncs resolve to the driver's own at load
+		bpf_program__set_ifindex(o.prog, static_cast<__u32>(tag_ifindex));
+		if (int err = bpf_program__set_flags(o.prog, bpf_program__flags(o.prog) | BPF_F_XDP_DEV_BOUND_ONLY))
+			return errno_error("make xdp_vlan_tag device-bound", err);
 	} else {
 		o.vlan.reset(xdp_vlan_bpf__open_opts(&oo));
 		if (!o.vlan)
@@ -225,6 +255,7 @@ Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags)
 struct XdpTry {
 	bool frags = false;	// the multi-buffer entry (xdp_vlan_mb, xdp_geneve_mb)
 	bool single = false;	// alone through libbpf, not through libxdp
+	bool tag = false;	// vlan: xdp_vlan_tag, device-bound (always single)
 };
 
 // What a failed attempt tells the next one.
@@ -251,7 +282,7 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 				    XdpTried &tried)
 {
 	tried = {};
-	auto skel = open_xdp_object(f, dir, how.frags);
+	auto skel = open_xdp_object(f, dir, how.frags, how.tag ? dev.ifindex : 0);
 	if (!skel)
 		return skel.error();
 	const std::string name = bpf_program__name(skel->prog);
@@ -365,14 +396,19 @@ Status renew_cpumap(const std::string &dir)
 // (a veth whose peer has the large MTU). Through libxdp, and alone, as a
 // single program, where libxdp's dispatcher cannot run the entry (refused
 // as its extension, or refused for its frames), saying so on stderr.
-Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir)
+Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir, bool tag = false)
 {
 	auto mtu = netdev_mtu(dev.name);
 	if (!mtu)
 		return mtu.error();
 	const bool can_frags = mode == XdpMode::native && kernel_has_xdp_frags();
-	XdpTry how{can_frags && *mtu > kSingleBufferMtu, false};
+	XdpTry how{can_frags && *mtu > kSingleBufferMtu, tag, tag};
 	std::string single_reason;		// why the dispatcher was left
+	// the kernel refuses to chain a device-bound program behind libxdp's
+	// dispatcher (not device-bound), and libxdp cannot load one
+	if (tag)
+		single_reason = "xdp_vlan reads stripped tags through the rx-vlan-tag kfunc, which needs a "
+				"device-bound program, and libxdp's dispatcher cannot chain those";
 	std::optional<Error> refused_entry;	// the single-buffer entry's refusal
 	for (;;) {
 		// the kernel ties xdp_geneve's CPUMAP to the first program that
@@ -508,7 +544,7 @@ Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 std::optional<Feature> xdp_feature_of(const std::string &name)
 {
 	const auto &n = prog_names();
-	if (name == n.xdp || name == n.xdp_mb)
+	if (name == n.xdp || name == n.xdp_mb || name == n.xdp_tag || name == n.xdp_tag_mb)
 		return Feature::vlan;
 	if (name == n.geneve || name == n.geneve_mb)
 		return Feature::geneve;
@@ -679,7 +715,7 @@ Result<IfStatus> status(const Netdev &dev)
 	return st;
 }
 
-Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
+Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, const AttachOptions &opts)
 {
 	if (f == Feature::geneve && h != Hook::xdp)
 		return usage_error("geneve attaches at the xdp hook only");
@@ -709,9 +745,44 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode)
 		if (auto s = m->upgrade(); !s)
 			return s.error();
 	}
-	auto r = h == Hook::xdp ? attach_xdp(dev, f, mode, dir) : attach_tc(dev, h, dir);
+	// vlan at XDP reads tags: where the device strips them first, stripping
+	// goes off for the attachment's life, and the driver's stripped-tag
+	// kfunc is used where it has one (native mode: generic XDP runs on an
+	// skb the stack untagged already, and no driver kfunc serves it)
+	std::optional<RxVlanFacts> rxv;
+	std::string rx_note;
+	if (f == Feature::vlan) {
+		auto facts = rx_vlan_facts(dev);
+		if (facts) {
+			rxv = *facts;
+			if (std::string line = vlan_filter_advice(*rxv, dev.name); !line.empty())
+				std::fprintf(stderr, "xoffload: %s\n", line.c_str());
+		} else {
+			std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): tags the device strips "
+					     "are not seen at XDP\n", dev.name.c_str(), facts.error().msg.c_str());
+		}
+	}
+	const bool reads_tags = f == Feature::vlan && h == Hook::xdp && rxv;
+	if (reads_tags) {
+		if (mode != XdpMode::native || opts.no_tag_kfunc)
+			rxv->meta_kfunc = false;
+		auto t = rx_vlan_take(dev, *rxv, "vlan", TagReader::xdp_vlan, opts.keep_rx_vlan);
+		if (!t) {
+			if (st->ours.empty() && !had_pins)
+				(void)remove_pin_dir(dir);
+			return t.error();
+		}
+		rx_note = *t;
+	}
+	auto r = h == Hook::xdp ? attach_xdp(dev, f, mode, dir, reads_tags && rxv->meta_kfunc) : attach_tc(dev, h, dir);
+	if (!r && reads_tags)
+		(void)rx_vlan_release(dev, "vlan");
 	if (!r && st->ours.empty() && !had_pins)
 		(void)remove_pin_dir(dir); // nothing of ours remains: leave no pins behind
+	if (r) {
+		r->tag_kfunc = reads_tags && rxv->meta_kfunc;
+		r->rx_vlan_note = rx_note;
+	}
 	return r;
 }
 
@@ -754,6 +825,10 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 		if (err)
 			return errno_error(std::string("detach ") + a.prog_name + " from " + dev.name, err);
 		gone.push_back(a);
+		// the RX VLAN stripping it turned off comes back with its last holder
+		if (a.hook == Hook::xdp && a.feature == Feature::vlan)
+			if (auto s = rx_vlan_release(dev, "vlan"); !s)
+				return s.error();
 	}
 	for (const auto &a : gone)
 		if (a.hook != Hook::xdp) {

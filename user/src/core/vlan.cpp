@@ -70,6 +70,7 @@ const char *vlan_counter_name(unsigned stat)
 		"passed",	     "modified",	    "popped",
 		"pushed",	     "rewritten",	    "dropped-malformed",
 		"dropped-not-allowed", "dropped-no-headroom", "dropped-too-deep",
+		"dropped-tag-in-metadata",
 	};
 	return stat < kVlanStats ? names[stat] : "?";
 }
@@ -94,6 +95,7 @@ VlanStatSet vlan_stats_of(const std::array<xo_counter, XO_VLAN_CNT_MAX> &raw)
 	add(at(VlanStat::dropped_not_allowed), raw[XO_VLAN_CNT_DROP_NOT_ALLOWED]);
 	add(at(VlanStat::dropped_no_headroom), raw[XO_VLAN_CNT_DROP_NO_HEADROOM]);
 	add(at(VlanStat::dropped_too_deep), raw[XO_VLAN_CNT_DROP_TOO_DEEP]);
+	add(at(VlanStat::dropped_tag_in_metadata), raw[XO_VLAN_CNT_DROP_TAG_IN_META]);
 	return s;
 }
 

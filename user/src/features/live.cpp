@@ -1,7 +1,7 @@
 // The stack below an interface on the running system: links from an
 // rtnetlink dump (IFLA_LINK, IFLA_MASTER, IFLA_INFO_KIND, IFLA_VLAN_PROTOCOL,
-// IFLA_VXLAN_LINK), active features from SIOCETHTOOL (ETHTOOL_GSTRINGS of
-// ETH_SS_FEATURES + ETHTOOL_GFEATURES), the kind from ETHTOOL_GDRVINFO.
+// IFLA_VXLAN_LINK), active features from ethtool netlink
+// (ethtool_features_get), the kind from ETHTOOL_GDRVINFO.
 // Works in the caller's network namespace (no /sys, so -n NETNS is right).
 #include <arpa/inet.h>
 #include <linux/ethtool.h>
@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "xoffload/fd.hpp"
+#include "xoffload/ethtool_features.hpp"
 #include "xoffload/features.hpp"
 #include "../core/internal.hpp"
 
@@ -111,40 +112,20 @@ Result<FeatureMask> read_live_features(const std::string &ifname)
 {
 	if (!if_nametoindex(ifname.c_str()))
 		return usage_error("unknown interface '" + ifname + "'");
-	// names of the feature bits of this kernel
-	alignas(8) uint8_t ssbuf[sizeof(ethtool_sset_info) + sizeof(uint32_t)] = {};
-	auto *ss = reinterpret_cast<ethtool_sset_info *>(ssbuf);
-	ss->cmd = ETHTOOL_GSSET_INFO;
-	ss->sset_mask = 1ULL << ETH_SS_FEATURES;
-	if (auto s = ethtool_ioctl(ifname, ss); !s)
-		return s.error();
-	uint32_t n = ss->data[0];
-	if (!n || n > 1024)
-		return runtime_error("ETH_SS_FEATURES count " + std::to_string(n));
-	std::vector<uint8_t> sbuf(sizeof(ethtool_gstrings) + n * ETH_GSTRING_LEN);
-	auto *gs = reinterpret_cast<ethtool_gstrings *>(sbuf.data());
-	gs->cmd = ETHTOOL_GSTRINGS;
-	gs->string_set = ETH_SS_FEATURES;
-	gs->len = n;
-	if (auto s = ethtool_ioctl(ifname, gs); !s)
-		return s.error();
-	uint32_t blocks = (n + 31) / 32;
-	std::vector<uint8_t> fbuf(sizeof(ethtool_gfeatures) + blocks * sizeof(ethtool_get_features_block));
-	auto *gf = reinterpret_cast<ethtool_gfeatures *>(fbuf.data());
-	gf->cmd = ETHTOOL_GFEATURES;
-	gf->size = blocks;
-	if (auto s = ethtool_ioctl(ifname, gf); !s)
-		return s.error();
+	auto fs = ethtool_features_get(ifname);
+	if (!fs)
+		return fs.error();
 	FeatureMask m = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (!(gf->features[i / 32].active & (1U << (i % 32))))
-			continue;
-		std::string name(reinterpret_cast<const char *>(gs->data) + i * ETH_GSTRING_LEN,
-				 strnlen(reinterpret_cast<const char *>(gs->data) + i * ETH_GSTRING_LEN, ETH_GSTRING_LEN));
-		if (auto f = feature_from_name(name))
-			m |= fbit(*f);
-	}
+	for (const auto &[name, f] : fs->by_name)
+		if (f.active)
+			if (auto bit = feature_from_name(name))
+				m |= fbit(*bit);
 	return m;
+}
+
+std::string live_driver_name(const std::string &ifname)
+{
+	return driver_of(ifname);
 }
 
 Result<std::vector<LayerSpec>> read_live_stack(const std::string &ifname)

@@ -9,18 +9,29 @@
 #include <xdp/libxdp.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../bpf/xdp_attach.hpp"
 #include "../core/internal.hpp"
 #include "xdp_xsk.skel.h"
+#include "xdp_xsk_tag.skel.h"
+#include "xoffload/rx_vlan.hpp"
+
+#ifndef BPF_F_XDP_DEV_BOUND_ONLY
+#define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6)
+#endif
 
 namespace xoffload::xsk {
 
 namespace {
 struct SkelDel {
 	void operator()(xdp_xsk_bpf *s) const { xdp_xsk_bpf__destroy(s); }
+};
+struct TagSkelDel {
+	void operator()(xdp_xsk_tag_bpf *s) const { xdp_xsk_tag_bpf__destroy(s); }
 };
 struct ProgDel {
 	void operator()(xdp_program *p) const { xdp_program__close(p); }
@@ -29,7 +40,11 @@ struct ProgDel {
 
 struct XskProgram::Impl {
 	// Declaration order: the program is closed before the object it uses.
-	std::unique_ptr<xdp_xsk_bpf, SkelDel> skel;
+	std::unique_ptr<xdp_xsk_bpf, SkelDel> skel;	// or
+	std::unique_ptr<xdp_xsk_tag_bpf, TagSkelDel> tag_skel;	// device-bound, with the rx-vlan-tag kfunc
+	bpf_object *obj = nullptr;			// whichever of the two
+	bpf_program *bp = nullptr;
+	bpf_map *cfg = nullptr, *xsks = nullptr, *stats = nullptr;
 	std::unique_ptr<xdp_program, ProgDel> prog;	// through libxdp; null when single
 	Netdev dev;
 	XdpMode mode = XdpMode::native;
@@ -39,6 +54,7 @@ struct XskProgram::Impl {
 	bool frags = false;
 	uint32_t id = 0;
 	std::string single_reason;
+	std::string rx_vlan_holder;	// set while RX VLAN stripping is off for it
 };
 
 const char *xsk_counter_name(unsigned reason) noexcept
@@ -97,30 +113,73 @@ Error attach_error(const Netdev &dev, XdpMode mode, bool frags, int err)
 Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxFilter &filter)
 {
 	// xdp_xsk opened for dev, frags-aware where the kernel is
+	// --filter-vlan reads tags: the device's stripping and its stripped-tag
+	// kfunc decide where the tag is (native mode only: generic XDP runs on
+	// an skb the stack untagged already)
+	std::optional<RxVlanFacts> rxv;
+	if (filter.vid) {
+		auto f = rx_vlan_facts(dev);
+		if (f) {
+			rxv = *f;
+			if (mode != XdpMode::native)
+				rxv->meta_kfunc = false;
+		} else {
+			std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): --filter-vlan does not "
+					     "see tags the device strips\n", dev.name.c_str(), f.error().msg.c_str());
+		}
+	}
+	const bool tag = rxv && rxv->meta_kfunc;
 	auto open = [&]() -> Result<std::unique_ptr<Impl>> {
 		auto i = std::make_unique<Impl>();
 		i->dev = dev;
 		i->mode = mode;
-		i->skel.reset(xdp_xsk_bpf__open());
-		if (!i->skel)
-			return errno_error("open xdp_xsk object", errno);
 		// xdp.frags lets the program run on multi-buffer frames (and
 		// attach to a veth or NIC whose MTU exceeds a page); kernels
 		// before 5.18 refuse the flag, so there it loads as a plain XDP
 		// program
 		i->frags = kernel_has_xdp_frags();
+		if (tag) {
+			i->tag_skel.reset(xdp_xsk_tag_bpf__open());
+			if (!i->tag_skel)
+				return errno_error("open xdp_xsk_tag object", errno);
+			i->tag_skel->rodata->xo_xsk_frags = i->frags;
+			i->obj = i->tag_skel->obj;
+			i->bp = i->tag_skel->progs.xdp_xsk_tag;
+			i->cfg = i->tag_skel->maps.xo_xsk_cfg;
+			i->xsks = i->tag_skel->maps.xo_xsk_map;
+			i->stats = i->tag_skel->maps.xo_xsk_stats;
+			bpf_program__set_ifindex(i->bp, static_cast<__u32>(dev.ifindex));
+			if (int err = bpf_program__set_flags(i->bp, bpf_program__flags(i->bp) | BPF_F_XDP_DEV_BOUND_ONLY))
+				return errno_error("make xdp_xsk_tag device-bound", err);
+			return i;
+		}
+		i->skel.reset(xdp_xsk_bpf__open());
+		if (!i->skel)
+			return errno_error("open xdp_xsk object", errno);
 		i->skel->rodata->xo_xsk_frags = i->frags;
+		i->obj = i->skel->obj;
+		i->bp = i->skel->progs.xdp_xsk;
+		i->cfg = i->skel->maps.xo_xsk_cfg;
+		i->xsks = i->skel->maps.xo_xsk_map;
+		i->stats = i->skel->maps.xo_xsk_stats;
 		return i;
 	};
 	auto opened = open();
 	if (!opened)
 		return opened.error();
 	auto p = std::move(*opened);
+	LibxdpAttach a;
+	if (tag) {
+		// the kernel refuses to chain a device-bound program behind
+		// libxdp's dispatcher, and libxdp cannot load one: alone
+		a.err = -EOPNOTSUPP;
+		a.dispatcher_refused = "xdp_xsk reads stripped tags through the rx-vlan-tag kfunc, which needs a "
+				       "device-bound program, and libxdp's dispatcher cannot chain those";
+	} else {
 
 	// libxdp loads the object as part of attach; the filter map is written
 	// right after, before any socket is in the XSKMAP.
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = p->skel->obj,
-			    .prog_name = bpf_program__name(p->skel->progs.xdp_xsk));
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, po, .obj = p->obj, .prog_name = bpf_program__name(p->bp));
 	p->prog.reset(xdp_program__create(&po));
 	if (long err = libxdp_get_error(p->prog.get())) {
 		p->prog.release();
@@ -129,21 +188,24 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 	if (!p->frags)
 		if (int err = xdp_program__set_xdp_frags_support(p->prog.get(), false))
 			return errno_error("load xdp_xsk without frags support", err);
-	LibxdpAttach a = libxdp_attach(p->prog.get(), p->skel->progs.xdp_xsk, dev.ifindex, mode, p->frags);
+	a = libxdp_attach(p->prog.get(), p->bp, dev.ifindex, mode, p->frags);
 	if (a.err && a.dispatcher_refused.empty())
 		return attach_error(dev, mode, p->frags, a.err);
+	}
 	if (a.err) {
 		// libxdp's dispatcher cannot run it here: alone, from a fresh
 		// object (the refused one was made the dispatcher's extension)
-		opened = open();
-		if (!opened)
-			return opened.error();
-		p = std::move(*opened);
-		bpf_program *bp = p->skel->progs.xdp_xsk;
+		if (!tag) {
+			opened = open();
+			if (!opened)
+				return opened.error();
+			p = std::move(*opened);
+		}
+		bpf_program *bp = p->bp;
 		if (!p->frags)
 			(void)bpf_program__set_flags(bp, bpf_program__flags(bp) & ~BPF_F_XDP_HAS_FRAGS);
-		if (int err = xdp_xsk_bpf__load(p->skel.get()))
-			return errno_error("load xdp_xsk", err);
+		if (int err = bpf_object__load(p->obj))
+			return errno_error(std::string("load ") + bpf_program__name(bp), err);
 		std::string versions = " (" + libxdp_version() + ", kernel " + kernel_release() + ")";
 		if (int err = xdp_attach_single(dev.ifindex, bpf_program__fd(bp), mode)) {
 			Error e = attach_error(dev, mode, p->frags, err);
@@ -151,7 +213,7 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 			return e;
 		}
 		p->single = true;
-		p->single_reason = note_single_program(a.dispatcher_refused, "xdp_xsk");
+		p->single_reason = note_single_program(a.dispatcher_refused, bpf_program__name(bp));
 		bpf_prog_info pi{};
 		uint32_t len = sizeof(pi);
 		if (!bpf_obj_get_info_by_fd(bpf_program__fd(bp), &pi, &len))
@@ -167,6 +229,15 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 		xdp_multiprog__close(mp);
 	}
 	XskProgram out(std::move(p));
+	if (rxv) {
+		// after the attach: the holder is named by the program's id, which
+		// `detach` finds again when this recv was killed
+		const std::string holder = "xsk-" + std::to_string(out.p_->id);
+		auto t = rx_vlan_take(dev, *rxv, holder, TagReader::xdp_xsk, filter.keep_rx_vlan);
+		if (!t)
+			return t.error();
+		out.p_->rx_vlan_holder = holder;
+	}
 
 	xo_xsk_filter f{};
 	f.abi_version = XO_ABI_VERSION;
@@ -183,7 +254,7 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 		f.udp_dport = htons(*filter.udp_dport);
 	}
 	uint32_t zero = 0;
-	if (bpf_map_update_elem(bpf_map__fd(out.p_->skel->maps.xo_xsk_cfg), &zero, &f, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(out.p_->cfg), &zero, &f, BPF_ANY))
 		return errno_error("set xdp_xsk filter", errno);
 	return out;
 }
@@ -193,7 +264,7 @@ Status XskProgram::add_socket(uint32_t queue, int xsk_fd)
 	if (queue >= XO_XSK_MAX_QUEUES)
 		return usage_error("queue " + std::to_string(queue) + " beyond the XSKMAP (" +
 				   std::to_string(XO_XSK_MAX_QUEUES) + " slots)");
-	if (bpf_map_update_elem(bpf_map__fd(p_->skel->maps.xo_xsk_map), &queue, &xsk_fd, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(p_->xsks), &queue, &xsk_fd, BPF_ANY))
 		return errno_error("put AF_XDP socket of queue " + std::to_string(queue) + " in the XSKMAP", errno);
 	return ok();
 }
@@ -205,7 +276,7 @@ Result<XskProgCounters> XskProgram::counters() const
 	if (ncpu <= 0)
 		return errno_error("count possible CPUs", ncpu);
 	std::vector<xo_counter> per(static_cast<size_t>(ncpu));
-	int fd = bpf_map__fd(p_->skel->maps.xo_xsk_stats);
+	int fd = bpf_map__fd(p_->stats);
 	for (uint32_t r = 0; r < XO_XSK_CNT_MAX; r++) {
 		if (bpf_map_lookup_elem(fd, &r, per.data()))
 			return errno_error("read xdp_xsk counters", errno);
@@ -224,6 +295,15 @@ const std::string &XskProgram::name()
 		return s ? std::string(bpf_program__name(s->progs.xdp_xsk)) : std::string();
 	}();
 	return n;
+}
+
+bool XskProgram::is_xsk_name(const std::string &name)
+{
+	static const std::string tag = [] {
+		std::unique_ptr<xdp_xsk_tag_bpf, TagSkelDel> s(xdp_xsk_tag_bpf__open());
+		return s ? std::string(bpf_program__name(s->progs.xdp_xsk_tag)) : std::string();
+	}();
+	return name == XskProgram::name() || name == tag;
 }
 
 uint32_t XskProgram::prog_id() const noexcept
@@ -252,11 +332,17 @@ Status XskProgram::detach()
 	if (!p_ || !p_->attached)
 		return ok();
 	p_->attached = false;
-	int err = p_->single ? xdp_detach_single(p_->dev.ifindex, bpf_program__fd(p_->skel->progs.xdp_xsk), p_->mode)
+	int err = p_->single ? xdp_detach_single(p_->dev.ifindex, bpf_program__fd(p_->bp), p_->mode)
 			     : xdp_program__detach(p_->prog.get(), p_->dev.ifindex,
 						   p_->mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err && err != -ENOENT)
 		return errno_error("detach xdp_xsk from " + p_->dev.name, err);
+	if (!p_->rx_vlan_holder.empty()) {
+		std::string holder = std::move(p_->rx_vlan_holder);
+		p_->rx_vlan_holder.clear();
+		if (auto s = rx_vlan_release(p_->dev, holder); !s)
+			return s;
+	}
 	return ok();
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "xoffload/xsk_prog.hpp"
+#include "xoffload/rx_vlan.hpp"
 
 namespace xoffload::xsk {
 
@@ -98,7 +99,7 @@ Result<std::vector<uint32_t>> reap_stale_xsk(const Netdev &dev)
 			return errno_error("query xdp on " + dev.name, static_cast<int>(err));
 		xdp_program *stale = nullptr;
 		auto judge = [&](xdp_program *p) {
-			if (!stale && name == xdp_program__name(p) && !bpf_prog_holder(xdp_program__id(p)))
+			if (!stale && XskProgram::is_xsk_name(xdp_program__name(p)) && !bpf_prog_holder(xdp_program__id(p)))
 				stale = p;
 		};
 		if (xdp_multiprog__is_legacy(mp)) {
@@ -123,6 +124,9 @@ Result<std::vector<uint32_t>> reap_stale_xsk(const Netdev &dev)
 		std::fprintf(stderr, "xoffload: removed %s (prog id %u) from %s: its recv is gone (killed) and left it attached\n",
 			     name.c_str(), id, dev.name.c_str());
 		gone.push_back(id);
+		// and the RX VLAN stripping its --filter-vlan turned off
+		if (auto s = rx_vlan_release(dev, "xsk-" + std::to_string(id)); !s)
+			return s.error();
 		if (gone.size() > 16)
 			return gone;	// bounded: a hook never holds more
 	}
