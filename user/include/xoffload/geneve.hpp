@@ -88,10 +88,12 @@ public:
 	Result<std::vector<uint16_t>> known_classes() const;
 	Status set_verify_csum(bool on);
 	Result<xo_gnv_cfg> cfg() const;
-	// Puts an AF_XDP socket in XSKMAP slot @slot (removes it with fd < 0).
-	// Without replace, a slot that holds a live socket is an EEXIST error
-	// (the kernel empties the slots of closed sockets itself).
-	Status set_xsk(uint32_t slot, int xsk_fd, bool replace = true);
+	// Puts an AF_XDP socket bound to rx queue @queue in slot @slot of that
+	// queue's row of the XSKMAP (index xo_gnv_xsk_slot(queue, slot, ...),
+	// see abi.h; removes it with fd < 0). Without replace, a slot that
+	// holds a live socket is an EEXIST error (the kernel empties the slots
+	// of closed sockets itself).
+	Status set_xsk(uint32_t queue, uint32_t slot, int xsk_fd, bool replace = true);
 	Result<GeneveCounters> counters() const;
 
 private:
