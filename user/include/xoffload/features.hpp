@@ -192,7 +192,7 @@ struct TxQueueFacts {
 	bool hw_segmentation = false;	// never for AF_XDP in 6.1/6.12
 	bool hw_vlan_insert = false;	// never for AF_XDP: no TX metadata field for a tag
 	bool ufo_trusted = false;	// never: UFO left the kernel drivers (mlx4-ufo seed)
-	// Queues an AF_XDP sender can bind (live devices: ETHTOOL_GCHANNELS,
+	// Queues an AF_XDP sender can bind (live devices: read_channels(),
 	// combined + tx; 0 when unknown, e.g. a profile without a device).
 	unsigned tx_queues = 0;
 	unsigned max_tx_queues = 0;	// what the channel limits would allow
@@ -201,6 +201,9 @@ struct TxQueueFacts {
 
 // mode: true for zero-copy, false for copy (skb) mode.
 TxQueueFacts tx_queue_facts(DevKind kind, KernelVersion k, bool zero_copy);
+
+// The ethtool driver name of a device ("i40e", "veth"); "" when unknown.
+std::string live_driver_name(const std::string &ifname);
 
 // The same for a device of the running system (kind from its ethtool driver
 // name); usage error for an unknown interface.

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 
+#include "xoffload/channels.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
 #include "../core/internal.hpp"
@@ -193,17 +194,21 @@ Result<std::vector<LayerSpec>> read_live_stack(const std::string &ifname)
 	return out;
 }
 
+std::string live_driver_name(const std::string &ifname)
+{
+	return driver_of(ifname);
+}
+
 Result<TxQueueFacts> tx_queue_facts_live(const std::string &ifname, KernelVersion k, bool zero_copy)
 {
 	if (!if_nametoindex(ifname.c_str()))
 		return usage_error("unknown interface '" + ifname + "'");
 	std::string drv = driver_of(ifname);
 	TxQueueFacts f = tx_queue_facts(dev_kind_from_name(drv).value_or(DevKind::unknown), k, zero_copy);
-	ethtool_channels ch{};
-	ch.cmd = ETHTOOL_GCHANNELS;
-	if (ethtool_ioctl(ifname, &ch)) {
-		f.tx_queues = ch.combined_count + ch.tx_count;
-		f.max_tx_queues = ch.max_combined + ch.max_tx;
+	// ethtool netlink CHANNELS_GET (sysfs or rtnetlink where the driver has none)
+	if (auto ch = read_channels(Netdev{ifname, static_cast<int>(if_nametoindex(ifname.c_str()))})) {
+		f.tx_queues = ch->tx;
+		f.max_tx_queues = ch->max_tx;
 	}
 	return f;
 }
