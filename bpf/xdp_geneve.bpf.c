@@ -202,10 +202,14 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 	case XO_GNV_ACT_CPU:
 		if (queues < 1 || queues > XO_GNV_MAX_QUEUES)
 			queues = 1;
-		slot = xo_gnv_inner_hash(o.inner, data_end, o.gh->proto) % queues;
+		slot = xo_gnv_inner_hash(o.inner, data_end, o.gh->proto);
+		/* a socket takes frames of its own queue only: each rx queue
+		 * has its row of sockets; any queue may feed any CPU
+		 */
 		r = action == XO_GNV_ACT_XSK ?
-		    bpf_redirect_map(&xo_gnv_xsks, slot, XDP_PASS) :
-		    bpf_redirect_map(&xo_gnv_cpus, slot, XDP_PASS);
+		    bpf_redirect_map(&xo_gnv_xsks, xo_gnv_xsk_slot(ctx->rx_queue_index, slot, queues),
+				     XDP_PASS) :
+		    bpf_redirect_map(&xo_gnv_cpus, slot % queues, XDP_PASS);
 		if (r == XDP_REDIRECT) {
 			reason = XO_GNV_CNT_REDIRECTED;
 			verdict = XDP_REDIRECT;

@@ -8,9 +8,17 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <thread>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -21,6 +29,8 @@
 #include "prog_run.hpp"
 #include "xdp_geneve.skel.h"
 #include "xoffload/abi_check.hpp"
+#include "xoffload/netdev.hpp"
+#include "xoffload/xsk.hpp"
 
 namespace xoffload::test {
 namespace {
@@ -183,6 +193,26 @@ public:
 	}
 
 	ProgRun run(const Bytes &in) const { return prog_run(bpf_program__fd(entry()), in, 512); }
+	// As if the frame arrived on rx queue @rxq of device @ifindex (the
+	// kernel takes rx_queue_index only with the ingress_ifindex of a device
+	// of the caller's netns that has that queue).
+	ProgRun run_on(const Bytes &in, uint32_t ifindex, uint32_t rxq) const
+	{
+		xdp_md ctx{};
+		ctx.data_end = static_cast<uint32_t>(in.size());
+		ctx.ingress_ifindex = ifindex;
+		ctx.rx_queue_index = rxq;
+		return prog_run(bpf_program__fd(entry()), in, 512, &ctx, sizeof(ctx));
+	}
+	// An AF_XDP socket at index @index of xo_gnv_xsks (fd < 0: none).
+	void xsk_at(uint32_t index, int fd)
+	{
+		uint32_t v = static_cast<uint32_t>(fd);
+		if (fd >= 0)
+			check(bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_xsks), &index, &v, BPF_ANY), "xskmap");
+		else
+			(void)bpf_map_delete_elem(bpf_map__fd(s_->maps.xo_gnv_xsks), &index);
+	}
 
 private:
 	GeneveEnv() = default;
@@ -263,6 +293,7 @@ struct Case {
 	std::vector<uint32_t> counted;	// reasons counted once with in.size() bytes
 	uint32_t vni_key = 0;		// per-VNI row that must show the same (0 = none)
 	std::function<void(GeneveEnv &)> setup = nullptr;
+	uint32_t ifindex = 0, rxq = 0;	// ingress device and rx queue (0, 0: none given)
 };
 
 void PrintTo(const Case &c, std::ostream *os)
@@ -451,7 +482,7 @@ void run_case(GeneveEnv &env, const Case &c)
 		c.setup(env);
 	CounterSet t0 = env.total();
 	CounterSet v0 = c.vni_key ? env.vni(c.vni_key) : CounterSet{};
-	auto r = env.run(c.in);
+	auto r = c.ifindex ? env.run_on(c.in, c.ifindex, c.rxq) : env.run(c.in);
 	ASSERT_EQ(r.err, 0) << std::strerror(-r.err);
 	EXPECT_EQ(r.retval, retval_of(c.verdict));
 	if (c.verdict != V::drop) {
@@ -714,6 +745,110 @@ TEST_F(GeneveBpf, FlowHashSpreadsFlows)
 	}
 	for (unsigned f = 0; f < 5; f++)
 		EXPECT_GT(moved[f], 16u) << "field " << f;
+}
+
+// ---- xsk steering by rx queue: row xo_gnv_xsk_slot(rxq, hash, queues) ----
+
+// A network namespace of the test's own with a veth pair of 4 RX queues,
+// deleted at the end: the ingress device whose rx queues test runs name,
+// and the device the AF_XDP sockets bind to.
+class QueueNetns {
+public:
+	QueueNetns() : name_("xo-bpfq-" + std::to_string(getpid()))
+	{
+		(void)std::system(("ip netns del " + name_ + " 2>/dev/null").c_str());
+		ok_ = std::system(("ip netns add " + name_).c_str()) == 0 &&
+		      std::system(("ip -n " + name_ + " link add xoq0 numtxqueues 4 numrxqueues 4 type veth peer name "
+				   "xoq1 numtxqueues 4 numrxqueues 4 && ip -n " + name_ + " link set xoq0 up && ip -n " +
+				   name_ + " link set xoq1 up")
+					  .c_str()) == 0;
+	}
+	~QueueNetns() { (void)std::system(("ip netns del " + name_ + " 2>/dev/null").c_str()); }
+	bool ok() const { return ok_; }
+	// Runs @fn on a thread inside the namespace.
+	void run(const std::function<void()> &fn) const
+	{
+		std::thread t([&] {
+			int fd = ::open(("/run/netns/" + name_).c_str(), O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+				ADD_FAILURE() << "setns " << name_ << ": " << std::strerror(errno);
+				if (fd >= 0)
+					::close(fd);
+				return;
+			}
+			::close(fd);
+			fn();
+		});
+		t.join();
+	}
+
+private:
+	std::string name_;
+	bool ok_ = false;
+};
+
+// An AF_XDP socket takes only frames of its own queue, so xdp_geneve keys
+// the XSKMAP by the frame's rx queue: a socket of queue q sits in row q, and
+// a frame of another queue finds that row empty (no-target, passed) instead
+// of being redirected to a socket that refuses it (before ABI 5: slot
+// hash % queues whatever the queue; the kernel dropped such frames after
+// they were counted redirected).
+TEST_F(GeneveBpf, XskSteeringKeysTheSlotByRxQueue)
+{
+	QueueNetns ns;
+	if (!ns.ok())
+		GTEST_SKIP() << "needs ip netns and veth with 4 rx queues (iproute2, veth module)";
+	ns.run([&] {
+		auto dev = netdev_lookup("xoq0");
+		ASSERT_TRUE(dev.ok()) << dev.error().msg;
+		const uint32_t ifx = static_cast<uint32_t>(dev->ifindex);
+		auto umem = xsk::Umem::create({256, 2048, 0, false});
+		ASSERT_TRUE(umem.ok()) << umem.error().msg;
+		// one socket on queue 0 and one on queue 1, each in its queue's row
+		std::vector<xsk::XskSocket> socks;
+		for (uint32_t q : {0u, 1u}) {
+			xsk::SocketConfig sc;
+			sc.queue = q;
+			sc.frames = 128;
+			sc.fill_size = sc.comp_size = sc.rx_size = 64;
+			sc.tx_size = 0;
+			sc.mode = xsk::BindMode::copy;
+			auto sk = xsk::XskSocket::create(*umem, *dev, sc);
+			ASSERT_TRUE(sk.ok()) << "queue " << q << ": " << sk.error().msg;
+			socks.push_back(std::move(*sk));
+		}
+		for (uint16_t sport = 1000; sport < 1008 && !HasFailure(); sport++) {
+			SCOPED_TRACE("inner sport " + std::to_string(sport));
+			const Bytes f = outer4(geneve(kVniXsk, kEthTeb, inner_udp4(kIpA, kIpC, sport, kPortB, 16)));
+			const uint32_t h = xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport, kPortB, 17);
+			const uint32_t row0 = xo_gnv_xsk_slot(0, h, 4), row1 = xo_gnv_xsk_slot(1, h, 4);
+			ASSERT_EQ(row0, h % 4);
+			ASSERT_EQ(row1, XO_GNV_MAX_QUEUES + h % 4);
+			env_->xsk_at(row0, socks[0].fd());
+			env_->xsk_at(row1, socks[1].fd());
+			const Case hit0{"queue 0: its socket", f, V::redirect, {}, {XO_GNV_CNT_REDIRECTED}, kVniXsk,
+					nullptr, ifx, 0};
+			const Case hit1{"queue 1: its socket", f, V::redirect, {}, {XO_GNV_CNT_REDIRECTED}, kVniXsk,
+					nullptr, ifx, 1};
+			run_case(*env_, hit0);
+			run_case(*env_, hit1);
+			// queues 2 and 3 have no socket: passed, never redirected
+			for (uint32_t q : {2u, 3u})
+				run_case(*env_, {"queue " + std::to_string(q) + ": no socket", f, V::pass, {},
+						 {XO_GNV_CNT_NO_TARGET}, kVniXsk, nullptr, ifx, q});
+			// queue 1's socket gone: queue 1's frames are not sent to queue 0's
+			env_->xsk_at(row1, -1);
+			run_case(*env_, {"queue 1 without its socket", f, V::pass, {}, {XO_GNV_CNT_NO_TARGET}, kVniXsk,
+					 nullptr, ifx, 1});
+			run_case(*env_, hit0);
+			// the slot of another flow in the right row: no target either
+			env_->xsk_at(row0, -1);
+			env_->xsk_at(xo_gnv_xsk_slot(0, h + 1, 4), socks[0].fd());
+			run_case(*env_, {"queue 0, other slot", f, V::pass, {}, {XO_GNV_CNT_NO_TARGET}, kVniXsk, nullptr,
+					 ifx, 0});
+			env_->xsk_at(xo_gnv_xsk_slot(0, h + 1, 4), -1);
+		}
+	});
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 // libFuzzer harness of the value parsers behind every CLI option (VIDs, PCP,
 // TPIDs, directions, Geneve ports/VNIs/actions/option classes, numbers,
-// MACs, IP addresses, VID lists). Invariants: no out-of-bounds access or UB
+// MACs, IP addresses, VID lists, --queues lists). Invariants: no out-of-bounds access or UB
 // (ASan/UBSan); an accepted value is in its documented range and, printed
 // in decimal, parses back to itself; a refusal is a usage error (exit 2)
 // with a one-line message.
@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "xoffload/channels.hpp"
 #include "xoffload/geneve.hpp"
 #include "xoffload/parse.hpp"
 #include "xoffload/traffic.hpp"
@@ -63,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const std::string text(reinterpret_cast<const char *>(data) + 1, size - 1);
 	const std::string_view in(text);
 
-	switch (data[0] % 12) {
+	switch (data[0] % 13) {
 	case 0: {
 		auto r = parse_number(in, "number");
 		refusal_ok(r, in);
@@ -126,6 +127,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			auto again = parse_mac(buf);
 			if (!again || *again != m)
 				fail("MAC does not parse back", in);
+		}
+		break;
+	}
+	case 12: {
+		// --queues: sorted, distinct, each below the limit; a list's text
+		// (with , or -) reads back to itself
+		auto r = parse_queue_list(in, 8, 64);
+		refusal_ok(r, in);
+		if (r) {
+			for (size_t i = 0; i < r->size(); i++)
+				if ((*r)[i] >= 64 || (i && (*r)[i] <= (*r)[i - 1]))
+					fail("queue list unsorted, repeated or out of range", in);
+			std::string t = queue_list_text(*r);
+			if (t.find_first_of(",-") != std::string::npos) {
+				auto again = parse_queue_list(t, 8, 64);
+				if (!again || *again != *r)
+					fail("queue list text does not parse back", in);
+			}
 		}
 		break;
 	}

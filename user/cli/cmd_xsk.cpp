@@ -18,6 +18,7 @@
 
 #include "commands.hpp"
 #include "xsk_rules.hpp"
+#include "xoffload/channels.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pcap.hpp"
@@ -41,7 +42,10 @@ using xsk::XskSocket;
 struct XskOpts {
 	std::string ifname;
 	std::optional<uint32_t> queue;
-	std::optional<uint32_t> queues;
+	// queues 0..N-1 ("N"), a list ("0-3", "1,3") or "all"; recv --geneve:
+	// a plain N is the older form of --sockets (N sockets on --queue)
+	std::optional<std::string> queues;
+	std::optional<uint32_t> sockets;	// recv --geneve: sockets per queue
 	std::optional<uint64_t> count;
 	std::optional<double> duration;
 	double interval = 1.0;
@@ -104,9 +108,10 @@ struct Engine {
 	std::string sg_why;		// why not, where it was wanted
 	std::string csum = "n/a";	// send: who completes the L4 checksum (tx-metadata, software)
 	std::string csum_why;
-	bool shared_queue = false;	// all sockets on one queue, one fill ring (create_shared)
+	bool shared_queue = false;	// several sockets per queue, one fill ring each (create_shared)
 	std::vector<size_t> fill_ring_of;	// per socket: the socket whose fill ring (and pool) it uses
-	bool geneve = false;		// socket i sits in slot i of xdp_geneve's XSKMAP
+	std::vector<uint32_t> slot_of;	// per socket: its slot in its queue's group (0..N-1)
+	bool geneve = false;		// socket k sits in slot slot_of[k] of its queue's row of xdp_geneve's XSKMAP
 };
 
 // What the sockets of a command are for.
@@ -114,35 +119,48 @@ struct EngineUse {
 	bool rx = false, tx = false;
 	bool rx_sg = false;		// bind with XDP_USE_SG where the kernel has it
 	uint32_t tx_frame = 0;		// bytes of the largest frame sent whole (0: each fits a chunk)
-	uint32_t shared = 0;		// > 0: that many sockets on one queue (--queue), one buffer pool
+	uint32_t shared = 0;		// > 0: that many sockets on each queue, one buffer pool per queue
 	bool tx_md = false;		// a frame may ask for a TX metadata checksum: register it
 };
 
 Result<Engine> make_sockets(const Netdev &dev, const XskOpts &o, const EngineUse &use, const xsk::UmemConfig &uc,
 			    const std::vector<uint32_t> &qs, uint32_t per, xsk::BindMode bm);
 
-// The UMEM and the sockets of a command. TX metadata is registered only
-// where use asks for it, and dropped (with the reason in md_why) where the
-// kernel or the driver refuses it.
-Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse &use)
+// recv --geneve: --queues names the RX queues only as a list or "all"; a
+// plain number there is the older form of --sockets.
+bool queues_is_count(const XskOpts &o)
+{
+	return o.queues && o.queues->find_first_not_of("0123456789") == std::string::npos;
+}
+
+// The queues a command binds: --queue Q, --queues N|LIST|all (all: the
+// device's RX or TX queue count), else queue 0. @limit: queues the program
+// behind the sockets can steer to.
+Result<std::vector<uint32_t>> bound_queues(const Netdev &dev, const XskOpts &o, bool rx, unsigned limit)
+{
+	if (!o.queues || (o.geneve && queues_is_count(o)))
+		return std::vector<uint32_t>{o.queue.value_or(0)};
+	unsigned n = 0;
+	if (*o.queues == "all") {
+		auto ch = read_channels(dev);
+		if (!ch)
+			return runtime_error("--queues all: " + ch.error().msg, ch.error().err);
+		n = rx ? ch->rx : ch->tx;
+	}
+	return parse_queue_list(*o.queues, n, limit);
+}
+
+// The UMEM and the sockets of a command on queues @qs. TX metadata is
+// registered only where use asks for it, and dropped (with the reason in
+// md_why) where the kernel or the driver refuses it.
+Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse &use, const std::vector<uint32_t> &qs)
 {
 	const bool tx = use.tx;
 	auto bm = xsk::parse_bind_mode(o.xsk_mode);
 	if (!bm)
 		return bm.error();
-	std::vector<uint32_t> qs;
-	if (use.shared) {
-		if (use.shared > XO_XSK_MAX_QUEUES)
-			return usage_error("at most " + std::to_string(XO_XSK_MAX_QUEUES) + " sockets on one queue");
-		qs.push_back(o.queue.value_or(0));
-	} else if (o.queues) {
-		if (*o.queues < 1 || *o.queues > XO_XSK_MAX_QUEUES)
-			return usage_error("--queues must be 1.." + std::to_string(XO_XSK_MAX_QUEUES));
-		for (uint32_t q = 0; q < *o.queues; q++)
-			qs.push_back(q);
-	} else {
-		qs.push_back(o.queue.value_or(0));
-	}
+	if (use.shared > XO_GNV_MAX_QUEUES)
+		return usage_error("at most " + std::to_string(XO_GNV_MAX_QUEUES) + " sockets on one queue");
 	uint32_t per = o.frames ? o.frames : 2 * o.ring_size;
 	xsk::UmemConfig uc;
 	uc.frame_size = o.frame_size;
@@ -205,13 +223,15 @@ Result<Engine> make_sockets(const Netdev &dev, const XskOpts &o, const EngineUse
 		const size_t owner = e.socks.size();
 		e.socks.push_back(std::move(*s));
 		e.fill_ring_of.push_back(owner);
-		// the others share this one's fill ring and frames
+		e.slot_of.push_back(0);
+		// the others on this queue share its fill ring and frames
 		for (uint32_t k = 1; k < use.shared; k++) {
-			auto p = XskSocket::create_shared(e.socks.front(), sc);
+			auto p = XskSocket::create_shared(e.socks[owner], sc);
 			if (!p)
 				return p.error();
 			e.socks.push_back(std::move(*p));
 			e.fill_ring_of.push_back(owner);
+			e.slot_of.push_back(k);
 		}
 	}
 	e.shared_queue = use.shared > 0;
@@ -283,14 +303,20 @@ std::string kick_error_cause(const Netdev &dev, const Engine &e, const Totals &t
 	return why;
 }
 
+// The distinct queues of the sockets.
+std::vector<uint32_t> queues_of(const Engine &e)
+{
+	std::vector<uint32_t> qs;
+	for (const auto &k : e.socks)
+		qs.push_back(k.queue());
+	std::sort(qs.begin(), qs.end());
+	qs.erase(std::unique(qs.begin(), qs.end()), qs.end());
+	return qs;
+}
+
 std::string queue_list(const Engine &e)
 {
-	if (e.shared_queue)
-		return std::to_string(e.socks.front().queue());
-	std::string s;
-	for (const auto &k : e.socks)
-		s += (s.empty() ? "" : ",") + std::to_string(k.queue());
-	return s;
+	return queue_list_text(queues_of(e));
 }
 
 // Per-socket counters (stats() refreshed by sum()).
@@ -305,7 +331,7 @@ void sockets_out(Engine &e, bool rx, Json *j)
 		if (j) {
 			j->begin_object();
 			if (e.geneve)
-				j->kv("slot", static_cast<uint64_t>(i));
+				j->kv("slot", static_cast<uint64_t>(e.slot_of[i]));
 			j->kv("queue", e.socks[i].queue()).kv("rx_packets", st.rx_packets).kv("rx_bytes", st.rx_bytes)
 				.kv("descriptors", st.rx_descs).kv("tx_completed", st.tx_completed)
 				.kv("rx_dropped", st.k_rx_dropped).kv("rx_ring_full", st.k_rx_ring_full)
@@ -314,7 +340,7 @@ void sockets_out(Engine &e, bool rx, Json *j)
 				j->kv("fill_ring_empty", st.k_fill_empty);
 			j->end_object();
 		} else if (e.socks.size() > 1) {
-			std::string who = e.geneve ? "slot " + std::to_string(i) + " (queue " +
+			std::string who = e.geneve ? "slot " + std::to_string(e.slot_of[i]) + " (queue " +
 							 std::to_string(e.socks[i].queue()) + ")"
 						   : "queue " + std::to_string(e.socks[i].queue());
 			if (rx)
@@ -368,7 +394,10 @@ bool accounting_ok(Engine &e, Json *j)
 	bool all = true;
 	if (j)
 		j->begin_array("accounting");
-	for (auto &s : e.socks) {
+	for (size_t i = 0; i < e.socks.size(); i++) {
+		if (e.fill_ring_of[i] != i)
+			continue;	// counted with the socket that owns its fill ring
+		auto &s = e.socks[i];
 		auto a = s.accounting();
 		all = all && a.consistent;
 		if (j)
@@ -376,8 +405,6 @@ bool accounting_ok(Engine &e, Json *j)
 				.kv("free", a.free).kv("fill", a.fill).kv("rx", a.rx).kv("tx", a.tx)
 				.kv("completion", a.completion).kv("in_use", a.in_use).kv("bad_addr", a.bad_addr)
 				.kv("consistent", a.consistent).end_object();
-		if (e.shared_queue)
-			break;
 	}
 	if (j)
 		j->end_array();
@@ -469,11 +496,16 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 	std::fflush(stdout);
 }
 
-// one_queue: --queues counts sockets on the one --queue (recv --geneve)
-Status check_common(const XskOpts &o, bool one_queue = false)
+// A bad --queues list is a usage error before any device is looked at.
+// recv --geneve: a plain number there counts sockets on the one --queue.
+Status check_common(const XskOpts &o, unsigned queue_limit)
 {
-	if (o.queue && o.queues && !one_queue)
+	const bool count_of_sockets = o.geneve && queues_is_count(o);
+	if (o.queue && o.queues && !count_of_sockets)
 		return usage_error("--queue and --queues are mutually exclusive");
+	if (o.queues && *o.queues != "all")
+		if (auto q = parse_queue_list(*o.queues, 0, count_of_sockets ? XO_GNV_MAX_QUEUES : queue_limit); !q)
+			return q.error();
 	if (o.ring_size < 64 || o.ring_size > 65536 || (o.ring_size & (o.ring_size - 1)))
 		return usage_error("--ring-size must be a power of two in 64..65536");
 	if (o.batch < 1 || o.batch > 1024)
@@ -950,7 +982,7 @@ Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, 
 
 Status run_send(const Globals &g, const XskOpts &o)
 {
-	if (auto s = check_common(o); !s)
+	if (auto s = check_common(o, XO_XSK_MAX_QUEUES); !s)
 		return s;
 	FrameSpec spec;
 	auto dmac = parse_mac(o.dst_mac);
@@ -1086,7 +1118,10 @@ Status run_send(const Globals &g, const XskOpts &o)
 				   " bytes spans several " + std::to_string(o.frame_size) +
 				   "-byte UMEM frames, which needs multi-buffer AF_XDP: " + kernel_lacks(kFeatXdpUseSg));
 	}
-	auto eng = make_engine(*dev, o, use);
+	auto qs = bound_queues(*dev, o, false, XO_XSK_MAX_QUEUES);
+	if (!qs)
+		return qs.error();
+	auto eng = make_engine(*dev, o, use, *qs);
 	if (!eng)
 		return eng.error();
 	std::optional<xsk::XskProgram> zc_prog;
@@ -1242,20 +1277,20 @@ public:
 	GeneveSlots(GeneveMaps maps) : maps_(std::move(maps)) {}
 	~GeneveSlots() { (void)clear(); }
 	GeneveMaps &maps() { return maps_; }
-	Status add(uint32_t slot, int fd)
+	Status add(uint32_t queue, uint32_t slot, int fd)
 	{
 		// never take a slot from a live socket: the kernel empties those of
 		// closed ones, so a taken slot is another receiver's
-		if (auto s = maps_.set_xsk(slot, fd, false); !s)
+		if (auto s = maps_.set_xsk(queue, slot, fd, false); !s)
 			return s;
-		slots_.push_back(slot);
+		slots_.push_back({queue, slot});
 		return ok();
 	}
 	Status clear()
 	{
 		Status st = ok();
-		for (uint32_t slot : slots_)
-			if (auto s = maps_.set_xsk(slot, -1); !s && st)
+		for (auto [queue, slot] : slots_)
+			if (auto s = maps_.set_xsk(queue, slot, -1); !s && st)
 				st = s;
 		slots_.clear();
 		return st;
@@ -1263,11 +1298,12 @@ public:
 
 private:
 	GeneveMaps maps_;
-	std::vector<uint32_t> slots_;
+	std::vector<std::pair<uint32_t, uint32_t>> slots_;	// (queue, slot)
 };
 
-// How many sockets recv --geneve makes: --queues, else the xsk rule of
-// --vni, else the largest xsk rule on the interface.
+// How many sockets recv --geneve makes on each queue: --sockets (or its
+// older form, a plain --queues N), else the xsk rule of --vni, else the
+// largest xsk rule on the interface.
 Result<uint32_t> geneve_sockets(const GeneveMaps &maps, const Netdev &dev, const XskOpts &o)
 {
 	auto rules = maps.rules();
@@ -1294,16 +1330,19 @@ Result<uint32_t> geneve_sockets(const GeneveMaps &maps, const Netdev &dev, const
 			if (x.action == XO_GNV_ACT_XSK)
 				rule_queues = std::max(rule_queues, x.queues);
 	}
-	if (o.queues) {
-		if (rule_queues > *o.queues)
-			std::fprintf(stderr, "warning: xdp_geneve steers to %u slots, %u sockets leave the rest empty "
-					     "(counted no-target)\n",
-				     rule_queues, *o.queues);
-		return *o.queues;
+	std::optional<uint32_t> given = o.sockets;
+	if (!given && queues_is_count(o))
+		given = static_cast<uint32_t>(std::stoul(*o.queues));
+	if (given) {
+		if (rule_queues > *given)
+			std::fprintf(stderr, "warning: xdp_geneve steers to %u slots per queue, %u sockets leave the rest "
+					     "empty (counted no-target)\n",
+				     rule_queues, *given);
+		return *given;
 	}
 	if (!rule_queues)
 		return runtime_error("no Geneve rule on " + dev.name + " steers to AF_XDP sockets (geneve rule add " +
-					     dev.name + " --vni N --action xsk --queues N), or give --queues",
+					     dev.name + " --vni N --action xsk --queues N), or give --sockets",
 				     ENOENT);
 	return rule_queues;
 }
@@ -1314,12 +1353,16 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		if (o.filter_port || o.filter_vlan || o.xdp_mode_given)
 			return usage_error("--filter-udp-port, --filter-vlan and --xdp-mode are xdp_xsk's; with --geneve "
 					   "xdp_geneve's rules decide what arrives");
-		if (o.queues && (*o.queues < 1 || *o.queues > XO_GNV_MAX_QUEUES))
-			return usage_error("--queues must be 1.." + std::to_string(XO_GNV_MAX_QUEUES));
+		if (o.sockets && (*o.sockets < 1 || *o.sockets > XO_GNV_MAX_QUEUES))
+			return usage_error("--sockets must be 1.." + std::to_string(XO_GNV_MAX_QUEUES));
+		if (o.sockets && queues_is_count(o))
+			return usage_error("--sockets and a count of --queues (its older form) are mutually exclusive");
 	} else if (o.vni) {
 		return usage_error("--vni needs --geneve");
+	} else if (o.sockets) {
+		return usage_error("--sockets needs --geneve");
 	}
-	if (auto s = check_common(o, o.geneve); !s)
+	if (auto s = check_common(o, o.geneve ? XO_GNV_MAX_RXQ : XO_XSK_MAX_QUEUES); !s)
 		return s;
 	auto xm = parse_xdp_mode(o.xdp_mode);
 	if (!xm)
@@ -1377,8 +1420,11 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			return mtu.error();
 		sg = *mtu + 14 + 8 > one_chunk;	// Ethernet + two tags
 	}
+	auto qs = bound_queues(*dev, o, true, o.geneve ? XO_GNV_MAX_RXQ : XO_XSK_MAX_QUEUES);
+	if (!qs)
+		return qs.error();
 	// Sockets first: a queue in use fails here, before any program is attached.
-	auto eng = make_engine(*dev, o, EngineUse{true, false, sg, 0, nsock});
+	auto eng = make_engine(*dev, o, EngineUse{true, false, sg, 0, nsock}, *qs);
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
@@ -1393,8 +1439,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 								 "the socket (not in rx_dropped)"));
 	std::optional<xsk::XskProgram> prog;
 	if (o.geneve) {
-		for (uint32_t i = 0; i < nsock; i++)
-			if (auto st = slots->add(i, e.socks[i].fd()); !st)
+		for (size_t k = 0; k < e.socks.size(); k++)
+			if (auto st = slots->add(e.socks[k].queue(), e.slot_of[k], e.socks[k].fd()); !st)
 				return st;
 	} else {
 		xsk::RxFilter filter;
@@ -1449,20 +1495,42 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	}
 	for (auto &s : e.socks)
 		s.refill();
+	// An AF_XDP socket receives only from its own queue: say so when the
+	// device has queues no socket is bound to, and how to steer flows here.
+	auto ch = read_channels(*dev);
+	std::vector<uint32_t> unbound;
+	if (ch) {
+		const auto bound = queues_of(e);
+		for (uint32_t q = 0; q < ch->rx; q++)
+			if (!std::binary_search(bound.begin(), bound.end(), q))
+				unbound.push_back(q);
+		if (!unbound.empty())
+			std::fprintf(stderr,
+				     "note: %s has %u RX queues (%s), recv has sockets on %zu (queue%s %s): frames arriving "
+				     "on queue%s %s reach no socket (%s, passed to the stack); %s\n",
+				     dev->name.c_str(), ch->rx, ch->source.c_str(), bound.size(), bound.size() > 1 ? "s" : "",
+				     queue_list(e).c_str(), unbound.size() > 1 ? "s" : "", queue_list_text(unbound).c_str(),
+				     o.geneve ? "xdp_geneve counts them no-target" : "xdp_xsk counts them no_socket",
+				     rx_steering_remedy(live_driver_name(dev->name), dev->name, bound).c_str());
+	}
 	if (g.json) {
 		// tells scripts the sockets are in place
 		Json j;
 		j.begin_object().kv("type", "start").kv("interface", dev->name).kv("queues", queue_list(e))
 			.kv("sockets", static_cast<uint64_t>(e.socks.size())).kv("mode", e.mode)
 			.kv("multi_buffer", e.sg).kv("kernel", running_kernel().text);
+		if (ch)
+			j.kv("rx_queues", static_cast<uint64_t>(ch->rx)).kv("rx_queues_source", ch->source)
+				.kv("unbound_queues", queue_list_text(unbound));
 		if (!e.sg_why.empty())
 			j.kv("multi_buffer_why", e.sg_why);
 		j.kv("via", o.geneve ? "xdp_geneve" : "xdp_xsk").end_object().print();
 		std::fflush(stdout);
 	} else if (o.geneve) {
-		std::fprintf(stderr, "receiving on %s queue %s with %zu sockets in xdp_geneve's XSKMAP slots 0..%zu "
-				     "(%s mode, multi-buffer %s%s)\n",
-			     dev->name.c_str(), queue_list(e).c_str(), e.socks.size(), e.socks.size() - 1, e.mode.c_str(),
+		std::fprintf(stderr, "receiving on %s queue%s %s with %zu sockets each in xdp_geneve's XSKMAP slots 0..%zu "
+				     "of their queue (%s mode, multi-buffer %s%s)\n",
+			     dev->name.c_str(), queues_of(e).size() > 1 ? "s" : "", queue_list(e).c_str(), (size_t)nsock,
+			     (size_t)nsock - 1, e.mode.c_str(),
 			     e.sg ? "on" : "off", e.sg_why.empty() ? "" : (": " + e.sg_why).c_str());
 	} else {
 		std::fprintf(stderr, "receiving on %s queues %s (%s mode, multi-buffer %s%s, xdp_xsk prog id %u %s)\n",
@@ -1551,11 +1619,10 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		}
 		if (!any) {
 			// a shared group has one fill ring on one queue: one wakeup serves all
-			for (auto &s : e.socks) {
-				if (s.fill_needs_wakeup())
+			for (size_t k = 0; k < e.socks.size(); k++) {
+				auto &s = e.socks[k];
+				if (e.fill_ring_of[k] == k && s.fill_needs_wakeup())
 					(void)::recvfrom(s.fd(), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
-				if (e.shared_queue)
-					break;
 			}
 			int r = ::poll(pfds.data(), pfds.size(), 10);
 			(void)r;
@@ -1605,8 +1672,8 @@ void add_common(CLI::App *c, XskOpts &o)
 {
 	c->add_option("interface", o.ifname, "Interface")->required();
 	c->add_option("--queue", o.queue, "Queue to use (default 0)")->check(whole_number(0, UINT32_MAX));
-	c->add_option("--queues", o.queues, "Use queues 0..N-1, one socket each, one shared UMEM")
-		->check(whole_number(1, UINT32_MAX));
+	c->add_option("--queues", o.queues,
+		      "Queues to use, one socket each, one shared UMEM: N (0..N-1), a list (0-3, 1,3) or all");
 	c->add_option("--count", o.count, "Stop after N frames")->check(whole_number(1));
 	c->add_option("--duration", o.duration, "Stop after S seconds")->check(positive_number());
 	c->add_option("--interval", o.interval, "Stats line every S seconds (0: none)")
@@ -1676,8 +1743,11 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	add_common(r, *ro);
 	auto *xdp_mode = r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb")->capture_default_str();
 	r->add_flag("--geneve", ro->geneve,
-		    "Do not attach xdp_xsk: put N sockets, all on --queue (default 0) and sharing one fill ring, in "
-		    "slots 0..N-1 of the XSKMAP of xdp_geneve's xsk rules (N: --queues, else the rule's --queues)");
+		    "Do not attach xdp_xsk: put N sockets on each queue (--queue, default 0, or --queues LIST|all), "
+		    "sharing that queue's fill ring, in slots 0..N-1 of the queue's row of xdp_geneve's XSKMAP (N: "
+		    "--sockets, else the rule's --queues; a plain --queues N is the older form of --sockets)");
+	r->add_option("--sockets", ro->sockets, "With --geneve: sockets per queue (1..64)")
+		->check(whole_number(1, XO_GNV_MAX_QUEUES));
 	r->add_option("--vni", ro->vni, "With --geneve: N from this VNI's xsk rule");
 	r->add_flag("--pcap-per-socket", ro->pcap_per_socket, "With --pcap FILE.pcap: FILE.<socket>.pcap for each socket");
 	r->add_option("--filter-udp-port", ro->filter_port, "Only redirect UDP to this destination port")

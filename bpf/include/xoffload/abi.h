@@ -8,7 +8,7 @@
 
 #include <linux/types.h>
 
-#define XO_ABI_VERSION 4
+#define XO_ABI_VERSION 5
 
 /* ---- VLAN --------------------------------------------------------------- */
 
@@ -239,8 +239,14 @@ enum xo_xsk_counter {
  * xo_gnv_cfg:   ARRAY[1] struct xo_gnv_cfg (flags, generation).
  * xo_gnv_optcls: HASH, key __u32 option class (host order) -> __u32 (1):
  *   classes declared known; a critical option of any other class drops.
- * xo_gnv_xsks:  XSKMAP[XO_GNV_MAX_QUEUES]; xo_gnv_cpus: CPUMAP: slot =
- *   xo_gnv_flow_hash() % rule.queues for the xsk and cpu actions.
+ * xo_gnv_xsks:  XSKMAP[XO_GNV_XSK_SLOTS]: for the xsk action, one row of
+ *   XO_GNV_MAX_QUEUES slots per rx queue, index xo_gnv_xsk_slot(rx queue,
+ *   hash, rule.queues): an AF_XDP socket takes only frames of the queue it
+ *   is bound to (the kernel refuses, and drops, a frame redirected to a
+ *   socket of another queue), so each queue has its own sockets and a
+ *   queue without them finds its row empty (no-target: passed).
+ * xo_gnv_cpus:  CPUMAP[XO_GNV_MAX_QUEUES]: slot = xo_gnv_flow_hash() %
+ *   rule.queues for the cpu action (any queue may redirect to any CPU).
  * xo_gnv_stats: PERCPU_ARRAY[1] struct xo_gnv_stats, every frame.
  * xo_gnv_vstats: PERCPU_ARRAY[XO_GNV_MAX_RULES + 1] struct xo_gnv_stats,
  *   indexed by the rule's counter slot: slot 0 is the default rule's (VNIs
@@ -251,7 +257,9 @@ enum xo_xsk_counter {
 #define XO_GNV_MAX_PORTS 64
 #define XO_GNV_MAX_RULES 1024
 #define XO_GNV_MAX_CLASSES 256
-#define XO_GNV_MAX_QUEUES 64
+#define XO_GNV_MAX_QUEUES 64		/* xsk/cpu slots of a rule (per rx queue for xsk) */
+#define XO_GNV_MAX_RXQ 64		/* rx queues xdp_geneve steers to AF_XDP sockets */
+#define XO_GNV_XSK_SLOTS (XO_GNV_MAX_RXQ * XO_GNV_MAX_QUEUES)	/* xo_gnv_xsks entries */
 #define XO_GNV_VNI_MAX 0xffffffU
 #define XO_GNV_VNI_DEFAULT 0xffffffffU	/* "VNI" (xo_gnv_rules key) of the default rule */
 #define XO_GNV_SLOT_DEFAULT 0		/* xo_gnv_vstats slot of the default rule */
@@ -285,7 +293,7 @@ enum xo_gnv_action {
 	XO_GNV_ACT_PASS = 0,	/* untouched to the stack */
 	XO_GNV_ACT_DROP = 1,
 	XO_GNV_ACT_DECAP = 2,	/* inner frame to the stack */
-	XO_GNV_ACT_XSK = 3,	/* redirect to xo_gnv_xsks[hash % queues] */
+	XO_GNV_ACT_XSK = 3,	/* redirect to xo_gnv_xsks[xo_gnv_xsk_slot(rxq, hash, queues)] */
 	XO_GNV_ACT_CPU = 4,	/* redirect to xo_gnv_cpus[hash % queues] */
 	XO_GNV_ACT_MAX = 5,
 };
@@ -308,7 +316,7 @@ enum xo_gnv_port_flags {
 
 struct xo_gnv_rule {
 	__u32 action;		/* enum xo_gnv_action */
-	__u16 queues;		/* xsk/cpu: slots 0..queues-1, 1..XO_GNV_MAX_QUEUES */
+	__u16 queues;		/* xsk: slots per rx queue, cpu: slots; 1..XO_GNV_MAX_QUEUES */
 	__u16 slot;		/* xo_gnv_vstats index, 1..XO_GNV_MAX_RULES (default: 0) */
 };
 
@@ -430,6 +438,20 @@ static inline __u32 xo_gnv_flow_hash(__u32 saddr, __u32 daddr, __u16 sport,
 	h = xo_gnv_mix(h ^ daddr);
 	h = xo_gnv_mix(h ^ ((__u32)sport << 16 | dport));
 	return xo_gnv_mix(h ^ proto);
+}
+
+/* The xo_gnv_xsks index of an xsk rule's frame: row @rxq (the rx queue it
+ * arrived on), slot @hash % @queues of that row. XO_GNV_XSK_SLOTS (no
+ * entry: no-target) for a queue beyond XO_GNV_MAX_RXQ; @queues outside
+ * 1..XO_GNV_MAX_QUEUES counts as 1, as in the program.
+ */
+static inline __u32 xo_gnv_xsk_slot(__u32 rxq, __u32 hash, __u32 queues)
+{
+	if (rxq >= XO_GNV_MAX_RXQ)
+		return XO_GNV_XSK_SLOTS;
+	if (queues < 1 || queues > XO_GNV_MAX_QUEUES)
+		queues = 1;
+	return rxq * XO_GNV_MAX_QUEUES + hash % queues;
 }
 
 #endif /* XOFFLOAD_ABI_H */

@@ -48,7 +48,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, XO_GNV_MAX_QUEUES);
+	__uint(max_entries, XO_GNV_XSK_SLOTS);
 	__type(key, __u32);
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

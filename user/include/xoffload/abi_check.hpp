@@ -9,7 +9,7 @@ extern "C" {
 #include "xoffload/abi.h"
 }
 
-static_assert(XO_ABI_VERSION == 4);
+static_assert(XO_ABI_VERSION == 5);
 static_assert(sizeof(xo_vlan_tag) == 4);
 static_assert(offsetof(xo_vlan_tag, tci) == 2);
 static_assert(sizeof(xo_vlan_policy) == 28);
@@ -51,3 +51,4 @@ static_assert(XO_GNV_CNT_MAX == 12);
 static_assert(XO_GNV_CNT_DROP_CANNOT_DECAP == 10);
 static_assert(XO_GNV_CNT_DROP_OPTS_UNEXAMINED == 11);
 static_assert(sizeof(xo_gnv_stats) == 16 * XO_GNV_CNT_MAX);
+static_assert(XO_GNV_XSK_SLOTS == XO_GNV_MAX_RXQ * XO_GNV_MAX_QUEUES);

@@ -195,7 +195,7 @@ struct TxQueueFacts {
 	bool hw_segmentation = false;	// never for AF_XDP in 6.1/6.12
 	bool hw_vlan_insert = false;	// never for AF_XDP: no TX metadata field for a tag
 	bool ufo_trusted = false;	// never: UFO left the kernel drivers (mlx4-ufo seed)
-	// Queues an AF_XDP sender can bind (live devices: ETHTOOL_GCHANNELS,
+	// Queues an AF_XDP sender can bind (live devices: read_channels(),
 	// combined + tx; 0 when unknown, e.g. a profile without a device).
 	unsigned tx_queues = 0;
 	unsigned max_tx_queues = 0;	// what the channel limits would allow

@@ -104,10 +104,12 @@ public:
 	Status set_decap_cpumap(bool on, bool chosen);
 
 	Result<xo_gnv_cfg> cfg() const;
-	// Puts an AF_XDP socket in XSKMAP slot @slot (removes it with fd < 0).
-	// Without replace, a slot that holds a live socket is an EEXIST error
-	// (the kernel empties the slots of closed sockets itself).
-	Status set_xsk(uint32_t slot, int xsk_fd, bool replace = true);
+	// Puts an AF_XDP socket bound to rx queue @queue in slot @slot of that
+	// queue's row of the XSKMAP (index xo_gnv_xsk_slot(queue, slot, ...),
+	// see abi.h; removes it with fd < 0). Without replace, a slot that
+	// holds a live socket is an EEXIST error (the kernel empties the slots
+	// of closed sockets itself).
+	Status set_xsk(uint32_t queue, uint32_t slot, int xsk_fd, bool replace = true);
 	Result<GeneveCounters> counters() const;
 	// Lets other CLIs change the registry again (the lock is otherwise
 	// held until this object goes): for long-running commands between

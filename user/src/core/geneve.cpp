@@ -169,6 +169,16 @@ Result<GeneveMaps> GeneveMaps::open(const std::string &pin_dir, const std::strin
 			return errno_error("open pinned map " + path, errno);
 		fds[i]->reset(fd);
 	}
+	// before ABI 5 the XSKMAP had one row of slots, for every queue
+	bpf_map_info info{};
+	uint32_t len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(m.xsks_.get(), &info, &len))
+		return errno_error("read the XSKMAP of " + pin_dir, errno);
+	if (info.max_entries != XO_GNV_XSK_SLOTS)
+		return runtime_error("the geneve maps in " + pin_dir + " were pinned by an older xoffload (XSKMAP of " +
+					     std::to_string(info.max_entries) + " slots, not one row per queue): " +
+					     "offload-tool detach --purge " + ifname + ", then set Geneve up again",
+				     EINVAL);
 	m.dir_.reset(::open(pin_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (!m.dir_.valid())
 		return errno_error("open " + pin_dir, errno);
@@ -471,22 +481,30 @@ bool decap_cpumap_default(const std::string &driver)
 	return driver != "veth";
 }
 
-Status GeneveMaps::set_xsk(uint32_t slot, int xsk_fd, bool replace)
+Status GeneveMaps::set_xsk(uint32_t queue, uint32_t slot, int xsk_fd, bool replace)
 {
+	if (queue >= XO_GNV_MAX_RXQ)
+		return usage_error("queue " + std::to_string(queue) + ": xdp_geneve steers to AF_XDP sockets on queues 0.." +
+				   std::to_string(XO_GNV_MAX_RXQ - 1) + " only");
 	if (slot >= XO_GNV_MAX_QUEUES)
 		return usage_error("XSK slot outside 0.." + std::to_string(XO_GNV_MAX_QUEUES - 1));
+	// the row of the socket's own queue: the kernel refuses a frame
+	// redirected to a socket bound to another queue
+	uint32_t key = queue * XO_GNV_MAX_QUEUES + slot;
 	if (xsk_fd < 0) {
-		if (bpf_map_delete_elem(xsks_.get(), &slot) && errno != ENOENT)
+		if (bpf_map_delete_elem(xsks_.get(), &key) && errno != ENOENT)
 			return errno_error("clear XSKMAP slot", errno);
 		return ok();
 	}
 	uint32_t v = static_cast<uint32_t>(xsk_fd);
-	if (bpf_map_update_elem(xsks_.get(), &slot, &v, replace ? BPF_ANY : BPF_NOEXIST)) {
+	if (bpf_map_update_elem(xsks_.get(), &key, &v, replace ? BPF_ANY : BPF_NOEXIST)) {
 		if (errno == EEXIST)
-			return runtime_error("XSKMAP slot " + std::to_string(slot) +
+			return runtime_error("XSKMAP slot " + std::to_string(slot) + " of queue " + std::to_string(queue) +
 						     " already holds a socket (another recv --geneve?)",
 					     EEXIST);
-		return errno_error("put socket in XSKMAP slot " + std::to_string(slot), errno);
+		return errno_error("put socket in XSKMAP slot " + std::to_string(slot) + " of queue " +
+					   std::to_string(queue),
+				   errno);
 	}
 	return ok();
 }

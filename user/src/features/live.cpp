@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 
+#include "xoffload/channels.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/ethtool_features.hpp"
 #include "xoffload/features.hpp"
@@ -181,11 +182,10 @@ Result<TxQueueFacts> tx_queue_facts_live(const std::string &ifname, KernelVersio
 	std::string drv = driver_of(ifname);
 	TxQueueFacts f = tx_queue_facts(dev_kind_from_name(drv).value_or(DevKind::unknown), k, zero_copy);
 	f.driver = drv;
-	ethtool_channels ch{};
-	ch.cmd = ETHTOOL_GCHANNELS;
-	if (ethtool_ioctl(ifname, &ch)) {
-		f.tx_queues = ch.combined_count + ch.tx_count;
-		f.max_tx_queues = ch.max_combined + ch.max_tx;
+	// ethtool netlink CHANNELS_GET (sysfs or rtnetlink where the driver has none)
+	if (auto ch = read_channels(Netdev{ifname, static_cast<int>(if_nametoindex(ifname.c_str()))})) {
+		f.tx_queues = ch->tx;
+		f.max_tx_queues = ch->max_tx;
 	}
 	return f;
 }
