@@ -71,7 +71,10 @@ KernelVersion running_kernel_model();
 
 enum class DevKind {
 	veth, tun, macvlan, ipvlan, bridge, bond, team, vlan, vxlan, geneve, virtio_net,
-	igb, i40e, mlx4_en, mlx5_core, unknown,
+	igb, i40e, mlx4_en, mlx5_core,
+	// RX/AF_XDP facts only (nic_facts()); their TX features are not modelled
+	ice, igc, stmmac, vmxnet3,
+	unknown,
 };
 const char *dev_kind_name(DevKind k);
 std::optional<DevKind> dev_kind_from_name(std::string_view s);	// also ethtool driver names
@@ -224,5 +227,133 @@ struct TxPlan {
 	std::vector<std::string> reasons;
 };
 TxPlan tx_plan(const TxQueueFacts &q, const PacketClass &pkt);
+
+
+// ---- RX / AF_XDP facts of a NIC driver ------------------------------------
+// One source of truth for what a driver does to frames before XDP sees them
+// and what its AF_XDP queues can do, per driver and kernel, each fact with
+// the kernel file and function it comes from. attach, recv and send take
+// their decisions from here; `offload-tool features IFACE --rx` prints it.
+// Checked in Debian's linux-source-6.1 and -6.12 trees; 7.2 against the
+// symbols of Debian's 7.2 modules where a source string says so; a release
+// in between takes the facts by the release each one came with.
+namespace features {
+
+// A fact and where it comes from ("drivers/net/ethernet/intel/igb/igb_main.c
+// igb_probe(): ..."). An empty source means the driver is not modelled and
+// the value is the conservative default.
+template <typename T>
+struct Fact {
+	T value{};
+	std::string source;
+};
+
+// What the NIC's VLAN filter does with tagged frames of a VID no upper VLAN
+// device registered (ndo_vlan_rx_add_vid).
+enum class VlanFilter {
+	none,			// no filter: every VID arrives
+	drops_unregistered,	// on from the start: unregistered VIDs dropped before XDP and TC
+	after_first_vid,	// passes every VID until the first one is registered
+	host,			// the hypervisor filters (virtio_net CTRL_VLAN, vmxnet3)
+};
+const char *vlan_filter_name(VlanFilter f);
+
+// What ethtool -N (ntuple) can steer to a queue.
+enum class Ntuple {
+	none,		// no NETIF_F_NTUPLE
+	ether_only,	// flow-type ether: MAC, ethertype, VLAN TCI (igb, i350 and later)
+	full,		// L3/L4 5-tuple rules
+	dmfs_only,	// only in device-managed flow steering mode (mlx4)
+};
+const char *ntuple_name(Ntuple n);
+
+// UDP tunnel port table of the NIC (udp_tunnel_nic_info): bits of these.
+inline constexpr unsigned kTunnelVxlan = 1, kTunnelGeneve = 2;
+
+struct NicFacts {
+	DevKind driver = DevKind::unknown;
+	unsigned major = 0, minor = 0;	// the kernel release the facts are for
+	bool modelled = false;		// false: unknown driver, every fact its conservative default
+
+	Fact<bool> native_xdp;		// ndo_bpf with XDP_SETUP_PROG
+	// VLAN tags on RX, default settings
+	Fact<bool> strip_ctag;		// 802.1Q tag taken out of the frame before XDP (rx-vlan-offload on)
+	Fact<bool> strip_stag;		// 802.1ad tag taken out too (rx-vlan-stag-hw-parse on)
+	Fact<bool> strip_changeable;	// rx-vlan-offload is in hw_features (ethtool -K can turn it off)
+	Fact<VlanFilter> vlan_filter;	// default rx-vlan-filter behaviour
+	Fact<bool> vlan_filter_fixed;	// rx-vlan-filter cannot be turned off ([fixed])
+	std::string vlan_filter_remedy;	// how to let unregistered VIDs through, "" when nothing filters
+	Fact<bool> rx_vlan_tag_kfunc;	// bpf_xdp_metadata_rx_vlan_tag (6.8+, device-bound programs only)
+	Fact<unsigned> udp_tunnel_table;	// kTunnelVxlan | kTunnelGeneve, 0 for none
+	// AF_XDP
+	Fact<bool> zero_copy;		// XDP_ZEROCOPY bind (ndo_xsk_wakeup + XDP_SETUP_XSK_POOL)
+	Fact<bool> zc_tx;		// zero-copy TX actually transmits from the pool
+	Fact<bool> zc_tx_needs_xdp;	// zero-copy TX kick fails while no XDP program is attached
+	int zc_tx_no_xdp_errno = 0;	// what that kick returns (EINVAL, ENETDOWN)
+	Fact<bool> tx_md_csum_zc;	// XDP_TXMD_FLAGS_CHECKSUM honoured in zero-copy (tmo_request_checksum)
+	Fact<bool> tx_md_csum_copy;	// ... in copy mode (xsk_build_skb() CHECKSUM_PARTIAL, 6.8+)
+	// XDP limits
+	Fact<bool> xdp_multi_buffer;	// native XDP takes xdp.frags programs (frames in several buffers)
+	Fact<unsigned> xdp_max_mtu;	// largest MTU a single-buffer XDP program attaches at; 0: no limit known
+	bool xdp_max_mtu_frags = false;	// a frags-aware program lifts that limit
+	int xdp_mtu_errno = 0;		// what the attach above xdp_max_mtu returns
+	Fact<Ntuple> ntuple;
+};
+
+// The facts of @driver under Linux @major.@minor. Never fails: an unknown
+// driver gets modelled == false and conservative values (no zero-copy, no
+// TX-metadata checksum in zero-copy, no kfunc, no strip, no filter).
+NicFacts nic_facts(DevKind driver, unsigned major, unsigned minor);
+// The same for a modelled kernel (6.1, 6.12, 7.2).
+NicFacts nic_facts(DevKind driver, KernelVersion k);
+// major.minor of a modelled kernel: 6.1, 6.12, 7.2.
+void kernel_version_release(KernelVersion k, unsigned &major, unsigned &minor);
+
+// The --kernel of the CLI: "running" (the default) is uname's major.minor,
+// "6.1", "6.12", "7.2" (or "newest") the modelled kernels. Usage error else.
+struct KernelArg {
+	unsigned major = 0, minor = 0;
+	KernelVersion model = KernelVersion::v6_12;	// the TX model's version for it
+	bool running = false;
+	std::string name;	// "6.1", or the running release "6.18.44-..."
+};
+Result<KernelArg> parse_kernel_arg(std::string_view s);
+
+// The ethtool driver name of @ifname (ETHTOOL_GDRVINFO), e.g. "igb"; "" when
+// the device answers none (lo). Usage error for an unknown interface.
+Result<std::string> live_driver(const std::string &ifname);
+
+// nic_facts() of the driver of @ifname (live_driver()); an unmodelled
+// driver gives modelled == false. Usage error for an unknown interface.
+Result<NicFacts> nic_facts_live(const std::string &ifname, unsigned major, unsigned minor);
+
+// The TX checksum decision of send for one bound socket: whether the L4
+// checksum is requested through AF_XDP TX metadata, with why (a short
+// clause) and the kernel source behind it.
+struct TxCsumDecision {
+	bool by_metadata = false;	// set XDP_TXMD_FLAGS_CHECKSUM; else software computes it
+	std::string why;		// "i40e ignores it in zero-copy (no xsk_tx_metadata_ops)"
+	std::string source;
+};
+// @zero_copy: the mode the socket is bound in (after an `auto` bind, the
+// mode it got). @md_registered: the UMEM carries TX metadata.
+TxCsumDecision tx_csum_decision(const NicFacts &f, bool zero_copy, bool md_registered);
+
+// The one line an XDP attach failure of @err (negative errno) on a device
+// of @driver at @mtu means, from the facts; "" when the facts say nothing
+// beyond the errno. @frags: the program is frags-aware. @skb_flag: the CLI
+// option that selects generic XDP ("--mode skb", "--xdp-mode skb").
+std::string xdp_attach_hint(const NicFacts &f, int err, unsigned mtu, bool frags, const char *skb_flag);
+
+// xdp_attach_hint() for the device @ifname under the running kernel (its
+// driver by ETHTOOL_GDRVINFO, its MTU). native: the facts say the driver has
+// native XDP, so an EOPNOTSUPP does not mean "no native XDP".
+struct XdpAttachHint {
+	std::string hint;
+	bool native = false;
+};
+XdpAttachHint xdp_attach_hint_live(const std::string &ifname, int err, bool frags, const char *skb_flag);
+
+} // namespace features
 
 } // namespace xoffload

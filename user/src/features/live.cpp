@@ -23,6 +23,8 @@
 #include "xoffload/fd.hpp"
 #include "xoffload/ethtool_features.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/kernel.hpp"
+#include "xoffload/netdev.hpp"
 #include "../core/internal.hpp"
 
 namespace xoffload {
@@ -173,6 +175,37 @@ Result<std::vector<LayerSpec>> read_live_stack(const std::string &ifname)
 		idx = next;
 	}
 	return out;
+}
+
+Result<std::string> features::live_driver(const std::string &ifname)
+{
+	if (!if_nametoindex(ifname.c_str()))
+		return usage_error("unknown interface '" + ifname + "'");
+	return driver_of(ifname);
+}
+
+Result<features::NicFacts> features::nic_facts_live(const std::string &ifname, unsigned major, unsigned minor)
+{
+	auto d = live_driver(ifname);
+	if (!d)
+		return d.error();
+	return nic_facts(dev_kind_from_name(*d).value_or(DevKind::unknown), major, minor);
+}
+
+features::XdpAttachHint features::xdp_attach_hint_live(const std::string &ifname, int err, bool frags,
+							 const char *skb_flag)
+{
+	XdpAttachHint h;
+	const std::string drv = driver_of(ifname);
+	auto kind = dev_kind_from_name(drv);
+	if (drv.empty() || !kind)
+		return h;
+	const KernelRelease &r = running_kernel();
+	const NicFacts f = nic_facts(*kind, r.major, r.minor);
+	h.native = f.modelled && f.native_xdp.value;
+	auto mtu = netdev_mtu(ifname);
+	h.hint = xdp_attach_hint(f, err, mtu ? *mtu : 0, frags, skb_flag);
+	return h;
 }
 
 Result<TxQueueFacts> tx_queue_facts_live(const std::string &ifname, KernelVersion k, bool zero_copy)

@@ -239,6 +239,10 @@ constexpr KindName kKinds[] = {
 	{DevKind::i40e, "i40e", "i40e"},
 	{DevKind::mlx4_en, "mlx4_en", "mlx4_en"},
 	{DevKind::mlx5_core, "mlx5_core", "mlx5_core"},
+	{DevKind::ice, "ice", "ice"},
+	{DevKind::igc, "igc", "igc"},
+	{DevKind::stmmac, "stmmac", "st_gmac"},
+	{DevKind::vmxnet3, "vmxnet3", "vmxnet3"},
 };
 } // namespace
 
@@ -468,6 +472,16 @@ DeviceModel model_one(const LayerSpec &s, const DeviceModel *lower, KernelVersio
 		d.check = FeaturesCheck::dflt;
 		d.check_source = "drivers/net/ethernet/mellanox/mlx5/core/en_main.c mlx5e_features_check()";
 		break;
+	case DevKind::ice:
+	case DevKind::igc:
+	case DevKind::stmmac:
+	case DevKind::vmxnet3:
+		// RX/AF_XDP facts only (nic.cpp): TX features from the live device
+		d.features = d.vlan_features = 0;
+		d.check = FeaturesCheck::dflt;
+		d.source = std::string(dev_kind_name(s.kind)) + ": TX features not modelled";
+		d.check_source = "not modelled";
+		break;
 	case DevKind::unknown:
 		d.features = d.vlan_features = 0;
 		d.check = FeaturesCheck::dflt;
@@ -522,6 +536,9 @@ Result<std::vector<LayerSpec>> parse_stack(std::string_view s)
 			return usage_error("unknown device kind '" + std::string(kind) +
 					   "' (veth tun macvlan ipvlan bridge bond team vlan vxlan geneve virtio_net igb i40e "
 					   "mlx4_en mlx5_core)");
+		if (*k == DevKind::ice || *k == DevKind::igc || *k == DevKind::stmmac || *k == DevKind::vmxnet3)
+			return usage_error("--stack: the TX features of " + std::string(kind) +
+					   " are not modelled (its RX facts: features --rx --driver " + std::string(kind) + ")");
 		LayerSpec ls;
 		ls.kind = *k;
 		while (!opts.empty()) {
