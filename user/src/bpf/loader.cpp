@@ -24,6 +24,7 @@
 
 #include "../core/internal.hpp"
 #include "xoffload/fd.hpp"
+#include "xoffload/features.hpp"
 #include "xoffload/geneve.hpp"
 #include "xoffload/pins.hpp"
 #include "xoffload/rx_vlan.hpp"
@@ -319,7 +320,18 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 	if (err) {
 		for (const auto &p : created)
 			(void)::unlink(p.c_str());
-		if (err == -EOPNOTSUPP && mode == XdpMode::native)
+		// the driver's facts first, once the multi-buffer entry was tried
+		// (or cannot be): an MTU over the driver's XDP limit is no case
+		// for another try (dispatcher, single program)
+		if (mode == XdpMode::native && (how.frags || !kernel_has_xdp_frags())) {
+			auto h = features::xdp_attach_hint_live(dev.name, err, how.frags, "--mode skb");
+			if (!h.hint.empty()) {
+				tried = {};
+				return runtime_error(why + ": " + h.hint, -err);
+			}
+		}
+		if (mode == XdpMode::native && err == -EOPNOTSUPP &&
+		    !features::xdp_attach_hint_live(dev.name, err, how.frags, "--mode skb").native)
 			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
 		if (err == -EEXIST || err == -EBUSY) {
 			std::string holders = xdp_hook_holders(dev.ifindex);

@@ -16,6 +16,7 @@
 
 #include "../bpf/xdp_attach.hpp"
 #include "../core/internal.hpp"
+#include "xoffload/features.hpp"
 #include "xdp_xsk.skel.h"
 #include "xdp_xsk_tag.skel.h"
 #include "xoffload/rx_vlan.hpp"
@@ -92,8 +93,13 @@ namespace {
 Error attach_error(const Netdev &dev, XdpMode mode, bool frags, int err)
 {
 	std::string why = "attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")";
-	if (err == -EOPNOTSUPP && mode == XdpMode::native)
-		return runtime_error(why + ": driver has no native XDP (try --xdp-mode skb)", EOPNOTSUPP);
+	if (mode == XdpMode::native) {
+		auto h = features::xdp_attach_hint_live(dev.name, err, frags, "--xdp-mode skb");
+		if (!h.hint.empty())
+			return runtime_error(why + ": " + h.hint, -err);
+		if (err == -EOPNOTSUPP && !h.native)
+			return runtime_error(why + ": driver has no native XDP (try --xdp-mode skb)", EOPNOTSUPP);
+	}
 	if (err == -ERANGE)
 		return runtime_error(why + ": the MTU is too large for XDP on this device" +
 					     (frags ? "" : " (kernel without XDP multi-buffer)"),
