@@ -1,6 +1,9 @@
 // features: which offloads survive a device stack for one packet class, where
-// segmentation and checksum happen, and the kernel rule behind each loss.
+// segmentation and checksum happen, and the kernel rule behind each loss;
+// --rx: the driver's RX and AF_XDP facts (VLAN strip and filter, zero-copy,
+// TX metadata, XDP limits, ntuple) with their kernel sources.
 #include <cstdio>
+#include <cstring>
 
 #include "commands.hpp"
 #include "xoffload/features.hpp"
@@ -13,7 +16,9 @@ namespace {
 
 struct FeatOpts {
 	std::string ifname, stack, packet = "tcp4", encap, kernel = "running";
+	std::string driver;	// --rx without an interface: the facts of this driver
 	bool gso = false, explain = false, patched = false, meta = false, no_csum = false;
+	bool rx = false;
 	bool running = false;	// --kernel running (the default): the model of uname's release
 	unsigned vlans = 0, payload = 4000, mss = 1000;
 };
@@ -115,8 +120,178 @@ void print_json(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 	j.end_array().end_object().print();
 }
 
+std::string yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+std::string tunnel_names(unsigned t)
+{
+	if (!t)
+		return "none";
+	std::string s;
+	if (t & features::kTunnelVxlan)
+		s = "vxlan";
+	if (t & features::kTunnelGeneve)
+		s += s.empty() ? "geneve" : ", geneve";
+	return s;
+}
+
+std::string errno_text(int e)
+{
+	const char *n = e ? strerrorname_np(e) : nullptr;
+	return n ? n : std::to_string(e);
+}
+
+// One line per fact: what, the value in words, and with -v the source.
+struct RxLine {
+	const char *key;	// JSON key
+	const char *label;	// text label
+	std::string text;	// value in words
+	std::string source;
+	std::string json_value;	// raw value for JSON ("true", "3046", a name)
+	bool is_bool = false, is_num = false;
+	bool b = false;
+	unsigned n = 0;
+};
+
+std::vector<RxLine> rx_lines(const features::NicFacts &f)
+{
+	using features::Fact;
+	std::vector<RxLine> v;
+	auto bl = [&](const char *key, const char *label, const Fact<bool> &x, std::string extra = {}) {
+		RxLine l{key, label, yes_no(x.value) + extra, x.source};
+		l.is_bool = true;
+		l.b = x.value;
+		v.push_back(l);
+	};
+	bl("native_xdp", "native XDP", f.native_xdp);
+	bl("vlan_strip_ctag", "802.1Q tag stripped before XDP", f.strip_ctag,
+	   f.strip_ctag.value ? " (rx-vlan-offload on by default)" : "");
+	bl("vlan_strip_stag", "802.1ad tag stripped before XDP", f.strip_stag,
+	   f.strip_stag.value ? " (rx-vlan-stag-hw-parse on by default)" : "");
+	bl("vlan_strip_changeable", "stripping can be turned off", f.strip_changeable);
+	{
+		RxLine l{"vlan_filter", "VLAN filter", features::vlan_filter_name(f.vlan_filter.value),
+			 f.vlan_filter.source, features::vlan_filter_name(f.vlan_filter.value)};
+		if (f.vlan_filter_fixed.value)
+			l.text += " [fixed]";
+		if (!f.vlan_filter_remedy.empty())
+			l.text += "; to pass every VID: " + f.vlan_filter_remedy;
+		v.push_back(l);
+	}
+	bl("vlan_filter_fixed", "VLAN filter fixed on", f.vlan_filter_fixed);
+	bl("rx_vlan_tag_kfunc", "bpf_xdp_metadata_rx_vlan_tag", f.rx_vlan_tag_kfunc,
+	   f.rx_vlan_tag_kfunc.value ? " (device-bound programs only)" : "");
+	{
+		RxLine l{"udp_tunnel_table", "UDP tunnel port table", tunnel_names(f.udp_tunnel_table.value),
+			 f.udp_tunnel_table.source, tunnel_names(f.udp_tunnel_table.value)};
+		v.push_back(l);
+	}
+	bl("zero_copy", "AF_XDP zero-copy", f.zero_copy);
+	bl("zero_copy_tx", "zero-copy TX transmits", f.zc_tx);
+	bl("zero_copy_tx_needs_xdp", "zero-copy TX needs an XDP program", f.zc_tx_needs_xdp,
+	   f.zc_tx_needs_xdp.value ? " (the kick fails with " + errno_text(f.zc_tx_no_xdp_errno) + " without one)"
+				   : "");
+	bl("tx_md_csum_zero_copy", "TX metadata checksum, zero-copy", f.tx_md_csum_zc);
+	bl("tx_md_csum_copy", "TX metadata checksum, copy mode", f.tx_md_csum_copy);
+	bl("xdp_multi_buffer", "XDP multi-buffer (xdp.frags)", f.xdp_multi_buffer);
+	{
+		const unsigned m = f.xdp_max_mtu.value;
+		RxLine l{"xdp_max_mtu", "XDP max MTU",
+			 m ? std::to_string(m) + " for a single-buffer program" +
+				     (f.xdp_max_mtu_frags ? ", none for a frags-aware one" : "") + " (above: " +
+				     errno_text(f.xdp_mtu_errno) + ")"
+			   : (f.xdp_max_mtu.source.empty() ? "unknown" : "no fixed limit"),
+			 f.xdp_max_mtu.source};
+		l.is_num = true;
+		l.n = m;
+		v.push_back(l);
+	}
+	{
+		RxLine l{"ntuple", "ntuple (ethtool -N)", features::ntuple_name(f.ntuple.value), f.ntuple.source,
+			 features::ntuple_name(f.ntuple.value)};
+		v.push_back(l);
+	}
+	return v;
+}
+
+int run_rx(const Globals &g, const FeatOpts &o)
+{
+	if (o.ifname.empty() == o.driver.empty())
+		return report(usage_error("--rx: give either an interface or --driver"));
+	if (!o.stack.empty() || o.gso || o.vlans || o.meta || !o.encap.empty() || o.no_csum || o.explain ||
+	    o.patched || o.packet != "tcp4")
+		return report(usage_error("--rx takes an interface or --driver, and --kernel; not the TX options"));
+	auto k = features::parse_kernel_arg(o.kernel);
+	if (!k)
+		return report(k.error());
+	std::string drv = o.driver;
+	if (!o.ifname.empty()) {
+		if (auto s = prepare(g); !s)
+			return report(s.error());
+		if (auto d = netdev_lookup(o.ifname); !d)
+			return report(d.error());
+		auto d = features::live_driver(o.ifname);
+		if (!d)
+			return report(d.error());
+		drv = d->empty() ? "(none)" : *d;
+	}
+	const auto kind = dev_kind_from_name(drv);
+	if (!kind && !o.driver.empty())
+		return report(usage_error("--driver " + drv + ": not a modelled driver (igb i40e ice igc mlx4_en "
+							  "mlx5_core stmmac virtio_net veth vmxnet3)"));
+	const features::NicFacts f = features::nic_facts(kind.value_or(DevKind::unknown), k->major, k->minor);
+	const std::string kernel = std::to_string(k->major) + "." + std::to_string(k->minor);
+	const auto lines = rx_lines(f);
+	if (g.json) {
+		Json j;
+		j.begin_object();
+		if (!o.ifname.empty())
+			j.kv("interface", o.ifname);
+		j.kv("driver", drv).kv("modelled", f.modelled).kv("kernel", kernel).kv("running", k->running);
+		if (k->running)
+			j.kv("release", k->name);
+		j.begin_object("facts");
+		for (const auto &l : lines) {
+			j.begin_object(l.key);
+			if (l.is_bool)
+				j.kv("value", l.b);
+			else if (l.is_num)
+				j.kv("value", l.n);
+			else
+				j.kv("value", l.json_value);
+			j.kv("text", l.text).kv("source", l.source);
+			if (std::strcmp(l.key, "vlan_filter") == 0)
+				j.kv("remedy", f.vlan_filter_remedy);
+			if (std::strcmp(l.key, "zero_copy_tx_needs_xdp") == 0 && f.zc_tx_needs_xdp.value)
+				j.kv("errno", errno_text(f.zc_tx_no_xdp_errno));
+			if (std::strcmp(l.key, "xdp_max_mtu") == 0 && l.n)
+				j.kv("frags_lift", f.xdp_max_mtu_frags).kv("errno", errno_text(f.xdp_mtu_errno));
+			j.end_object();
+		}
+		j.end_object().end_object().print();
+		return 0;
+	}
+	std::printf("%s%s%s: RX and AF_XDP facts of Linux %s%s\n", o.ifname.c_str(), o.ifname.empty() ? "" : " (",
+		    (drv + (o.ifname.empty() ? "" : ")")).c_str(), kernel.c_str(),
+		    k->running ? (" (the running kernel, " + k->name + ")").c_str() : "");
+	if (!f.modelled)
+		std::printf("driver %s is not modelled: every value below is the conservative default\n", drv.c_str());
+	for (const auto &l : lines) {
+		std::printf("  %-36s %s\n", (std::string(l.label) + ":").c_str(), l.text.c_str());
+		if (g.verbose && !l.source.empty())
+			std::printf("  %-36s (%s)\n", "", l.source.c_str());
+	}
+	return 0;
+}
+
 int run(const Globals &g, FeatOpts o)
 {
+	if (o.rx)
+		return run_rx(g, o);
+	if (!o.driver.empty())
+		return report(usage_error("--driver needs --rx"));
 	if (o.ifname.empty() == o.stack.empty())
 		return report(usage_error("give either an interface or --stack"));
 	auto k = parse_kernel_version(o.kernel);
@@ -178,7 +353,8 @@ void add_features_command(CLI::App &app, Globals &g, int &rc)
 	auto o = std::make_shared<FeatOpts>();
 	auto *c = app.add_subcommand("features", "Which offloads survive a device stack, where segmentation and "
 						 "checksum happen, and why");
-	c->add_option("interface", o->ifname, "Top interface of a stack on this system (rtnetlink + ethtool)");
+	c->add_option("interface", o->ifname, "Top interface of a stack on this system (rtnetlink + ethtool); "
+					       "with --rx the interface whose driver's facts to print");
 	c->add_option("--stack", o->stack, "Described stack, top first: \"vlan:802.1Q/vlan:802.1ad/bridge/vxlan/veth\"; "
 					   "layer options kind:opt,...: 802.1Q 802.1ad peer-xdp offload udpcsum phv "
 					   "+FEATURE -FEATURE");
@@ -195,6 +371,10 @@ void add_features_command(CLI::App &app, Globals &g, int &rc)
 		      "than uname's release)");
 	c->add_flag("--patched", o->patched, "With the kpatches/ series applied");
 	c->add_flag("--explain", o->explain, "Show every layer's features, vlan_features, hw_enc_features");
+	c->add_flag("--rx", o->rx, "The driver's RX and AF_XDP facts (VLAN strip/filter, zero-copy, TX metadata, "
+				   "XDP limits, ntuple) for --kernel; -v adds each fact's kernel source");
+	c->add_option("--driver", o->driver, "With --rx and no interface: the facts of this driver (igb, i40e, "
+					     "ice, mlx4_en, mlx5_core, virtio_net, veth, vmxnet3, ...)");
 	c->callback([&g, &rc, o] { rc = run(g, *o); });
 }
 
