@@ -325,6 +325,13 @@ std::vector<Row> table()
 		{{"features", "--stack", "veth", "--packet", "sctp"}, 2, "sctp"},
 		{{"features", "--stack", "veth", "--encap", "gre"}, 2, "--encap"},
 		{{"features", "--stack", "veth", "--kernel", "2.6"}, 2, "2.6"},
+		{{"features", "--rx"}, 2, "--driver"},
+		{{"features", "IF", "--rx", "--gso"}, 2, "--rx"},
+		{{"features", "IF", "--rx", "--kernel", "5.4"}, 2, "5.4"},
+		{{"features", "--rx", "--driver", "e1000"}, 2, "e1000"},
+		{{"features", "--stack", "veth", "--driver", "igb"}, 2, "--driver"},
+		{{"features", "NOIF", "--rx"}, 1, nodev},
+		{send({"--kernel", "5.4"}), 2, "5.4"},
 		{{"features", "--stack", "frob"}, 2, "frob"},
 		// ---- bench ----
 		{{"bench"}, 2, "name"},

@@ -65,6 +65,7 @@ struct XskOpts {
 	std::optional<double> rate;
 	bool tx_csum = false;
 	bool no_tx_metadata = false;
+	std::string kernel = "running";	// send: whose driver facts decide the checksum
 	std::string gso;		// tso | uso | ufo: --size is a super-packet, segmented per send
 	bool sw_csum = false;		// --gso: never leave the checksum to the queue
 	uint16_t mss = 0;		// 0: from a 1500-byte MTU
@@ -108,6 +109,7 @@ struct Engine {
 	std::string sg_why;		// why not, where it was wanted
 	std::string csum = "n/a";	// send: who completes the L4 checksum (tx-metadata, software)
 	std::string csum_why;
+	std::string tx_csum_note;	// why --tx-csum's request went to software, "" when it did not
 	bool shared_queue = false;	// several sockets per queue, one fill ring each (create_shared)
 	std::vector<size_t> fill_ring_of;	// per socket: the socket whose fill ring (and pool) it uses
 	std::vector<uint32_t> slot_of;	// per socket: its slot in its queue's group (0..N-1)
@@ -427,8 +429,11 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 			j.kv("tx_metadata_why", e.md_why);
 		if (!e.sg_why.empty())
 			j.kv("multi_buffer_why", e.sg_why);
-		if (!rx)
+		if (!rx) {
 			j.kv("checksum", e.csum);
+			if (!e.csum_why.empty() && e.csum != "tx-metadata")
+				j.kv("checksum_why", e.csum_why);
+		}
 		j
 			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
 			.kv("gbps", gbps).kv(rx ? "fill_full" : "ring_full", t.ring_full).kv("wakeups", t.wakeups)
@@ -872,49 +877,57 @@ Status check_fits_device(const Netdev &dev, const XskOpts &o, uint32_t len, unsi
 }
 
 // What send does for one packet class on this device, as it will run: the
-// model's facts for the device under the running kernel's model, corrected
-// by the bound socket (TX metadata is what the kernel and the driver took,
-// not what a version promises), then --sw-csum / --tx-csum.
-TxPlan send_plan(const Netdev &dev, Engine &e, const XskOpts &o, const PacketClass &pc)
+// driver's facts under the kernel of --kernel (the running one by default),
+// for the mode the socket is bound in (after an `auto` bind, the mode it
+// got) and the UMEM as registered (TX metadata is what the kernel and the
+// driver took). The checksum goes to TX metadata only where that mode of
+// that driver honours it; everywhere else software computes it, --tx-csum
+// included (tx_csum_note then says why).
+TxPlan send_plan(const Netdev &dev, Engine &e, const XskOpts &o, const PacketClass &pc, const features::KernelArg &k)
 {
-	auto facts = tx_queue_facts_live(dev.name, running_kernel_model(), e.socks.front().zero_copy());
+	const bool zc = e.socks.front().zero_copy();
+	auto drv = features::live_driver(dev.name);
+	const DevKind kind = drv ? dev_kind_from_name(*drv).value_or(DevKind::unknown) : DevKind::unknown;
+	const features::NicFacts f = features::nic_facts(kind, k.major, k.minor);
+	const features::TxCsumDecision d = features::tx_csum_decision(f, zc, e.umem->tx_metadata());
 	TxQueueFacts q;
-	if (facts)
-		q = *facts;
-	else
-		q.source = "no facts for " + dev.name + ": " + facts.error().msg;
-	if (!e.umem->tx_metadata()) {
-		q.tx_md_csum = false;
-		q.tx_md_why = e.md == "off" ? "TX metadata not registered (--sw-csum, --no-tx-metadata or no --tx-csum)"
-					    : e.md_why;
-	}
+	q.zero_copy = zc;
+	q.tx_md_csum = d.by_metadata;
+	q.tx_md_why = !e.umem->tx_metadata() && e.md == "off"
+			      ? "TX metadata not registered (--sw-csum, --no-tx-metadata or no --tx-csum)"
+		      : !e.umem->tx_metadata() && !e.md_why.empty() ? e.md_why
+								    : d.why;
+	q.source = (drv && !drv->empty() ? *drv : std::string("driver unknown")) + ", " + (zc ? "zero-copy" : "copy") +
+		   " mode, Linux " + std::to_string(k.major) + "." + std::to_string(k.minor) + ": " + d.source;
 	TxPlan p = tx_plan(q, pc);
 	if (o.sw_csum && !o.gso.empty())
 		p.reasons.push_back("--sw-csum: every checksum folded into the copy in software");
-	if (o.tx_csum && e.umem->tx_metadata() && !p.csum_hw && pc.csum_partial) {
-		p.csum_hw = true;
-		p.reasons.push_back("--tx-csum: checksum asked of the queue through TX metadata although the model "
-				    "expects it to be ignored (" + q.source + ")");
-	}
 	e.csum = p.csum_hw ? "tx-metadata" : "software";
 	e.csum_why = p.csum_hw		   ? ""
 		     : o.sw_csum && !o.gso.empty() ? "--sw-csum"
 		     : !pc.csum_partial		   ? "not asked of the queue (--tx-csum asks)"
 						   : q.tx_md_why;
+	// --tx-csum asked for the queue and the model says no (a refused
+	// registration already had its note from make_engine)
+	e.tx_csum_note = o.tx_csum && pc.csum_partial && !p.csum_hw && e.umem->tx_metadata() ? q.tx_md_why : "";
 	return p;
 }
 
 // The "tx plan:" line (always, on stderr; the reasons behind it with -v).
-void print_plan(const Globals &g, const Engine &e, const TxPlan &p, const char *gso)
+void print_plan(const Globals &g, const Engine &e, const TxPlan &p, const char *gso, const features::KernelArg &k)
 {
 	if (g.json)
 		return;
+	if (!e.tx_csum_note.empty())
+		std::fprintf(stderr, "note: --tx-csum: checksums in software: %s\n", e.tx_csum_note.c_str());
 	std::string seg = std::string(gso) == "none" ? "none" : std::string("software (") + gso + ")";
-	std::fprintf(stderr, "tx plan: segmentation %s, checksum %s%s, tags %s, multi-buffer %s; kernel %s (model %s)\n",
-		     seg.c_str(), p.csum_hw ? "by the queue (TX metadata)" : "in software",
+	const std::string facts = std::to_string(k.major) + "." + std::to_string(k.minor);
+	const std::string kernel = k.running ? "kernel " + running_kernel().text + " (facts of " + facts + ")"
+					     : "facts of " + facts + " (--kernel; running " + running_kernel().text + ")";
+	std::fprintf(stderr, "tx plan: segmentation %s, checksum %s%s, tags %s, multi-buffer %s; %s\n", seg.c_str(),
+		     p.csum_hw ? "by the queue (TX metadata)" : "in software",
 		     !p.csum_hw && !e.csum_why.empty() ? (" (" + e.csum_why + ")").c_str() : "",
-		     p.vlan_sw ? "in software" : "none", e.sg ? "on" : "off", running_kernel().text.c_str(),
-		     kernel_version_name(running_kernel_model()));
+		     p.vlan_sw ? "in software" : "none", e.sg ? "on" : "off", kernel.c_str());
 	if (g.verbose)
 		for (const auto &r : p.reasons)
 			std::fprintf(stderr, "  why: %s\n", r.c_str());
@@ -1069,6 +1082,9 @@ Status run_send(const Globals &g, const XskOpts &o)
 		return f.error();
 	}
 
+	auto kernel = features::parse_kernel_arg(o.kernel);
+	if (!kernel)
+		return kernel.error();
 	if (auto s = prepare(g); !s)
 		return s;
 	auto dev = netdev_lookup(o.ifname);
@@ -1131,7 +1147,6 @@ Status run_send(const Globals &g, const XskOpts &o)
 	// one line where the checksum moved to software against the request
 	if (use.tx_md && !e.md_why.empty() && !g.json)
 		std::fprintf(stderr, "note: checksums in software: %s\n", e.md_why.c_str());
-	const bool hw_csum = o.tx_csum && e.umem->tx_metadata();
 	if (req.type != GsoType::none) {
 		// the engine computes (or leaves partial) every checksum itself
 		auto super = build_frame(spec);
@@ -1153,19 +1168,20 @@ Status run_send(const Globals &g, const XskOpts &o)
 		pc.payload = static_cast<unsigned>(super->bytes.size());
 		pc.gso_size = req.mss;
 		pc.csum_partial = !o.sw_csum;
-		TxPlan plan = send_plan(*dev, e, o, pc);
-		print_plan(g, e, plan, to_string(req.type));
+		TxPlan plan = send_plan(*dev, e, o, pc, *kernel);
+		print_plan(g, e, plan, to_string(req.type), *kernel);
 		req.csum = plan.csum_hw ? CsumMode::tx_metadata : CsumMode::software;
 		return send_gso_loop(g, *dev, e, o, *super, req, pcap);
 	}
+	bool hw_csum = false;	// the frame asks the queue for its checksum (TX metadata)
 	{
 		PacketClass pc;
 		pc.gso = false;
 		pc.csum_partial = o.tx_csum;
 		pc.vlans = static_cast<unsigned>(req.geneve ? req.ntags : spec.vids.size());
-		TxPlan plan = send_plan(*dev, e, o, pc);
-		plan.csum_hw = hw_csum;	// what the frame carries; the plan said why
-		print_plan(g, e, plan, "none");
+		TxPlan plan = send_plan(*dev, e, o, pc, *kernel);
+		hw_csum = plan.csum_hw;
+		print_plan(g, e, plan, "none", *kernel);
 	}
 	// Geneve: the engine wraps the inner frame once; every send reuses it
 	auto built = make_tx_frame(spec, req, hw_csum);
@@ -1721,7 +1737,10 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	s->add_flag("--sw-csum", so->sw_csum,
 		    "With --gso: compute every checksum in software even where the queue takes TX metadata");
 	s->add_flag("--tx-csum", so->tx_csum,
-		    "Let the device compute the L4 checksum (AF_XDP TX metadata; software where unsupported)");
+		    "Ask the queue for the L4 checksum (AF_XDP TX metadata) where the driver honours it in the bound mode; "
+		    "software elsewhere, with a note");
+	s->add_option("--kernel", so->kernel,
+		      "Driver facts of Linux 6.1 | 6.12 | 7.2 (newest) | running (default) for the checksum decision");
 	s->add_flag("--no-tx-metadata", so->no_tx_metadata,
 		    "Register the UMEM without TX metadata (default: registered for --gso and --tx-csum only)");
 	s->add_option("--geneve-vni", so->geneve_vni,
