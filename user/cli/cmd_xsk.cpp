@@ -954,19 +954,21 @@ void wait_for_carrier(const Netdev &dev, bool was_up)
 // igb, mlx5; the model's zc_tx_needs_xdp) and no frame completes. Such a
 // run gets xdp_xsk (no sockets in its map: it passes every frame) for its
 // lifetime; where that attach fails, --xsk-mode auto binds copy mode again.
+// The driver's facts are those of the release send runs on (--kernel), not
+// of an older model: igb has zero-copy from 6.14.
 Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, Result<Engine> &eng,
-		     std::optional<xsk::XskProgram> &prog)
+		     std::optional<xsk::XskProgram> &prog, const features::KernelArg &k)
 {
 	if (!eng->socks.front().zero_copy())
 		return ok();
-	auto f = tx_queue_facts_live(dev.name, running_kernel_model(), true);
-	if (!f || !f->zc_tx_needs_xdp)
+	auto f = features::nic_facts_live(dev.name, k.major, k.minor);
+	if (!f || !f->zc_tx_needs_xdp.value)
 		return ok();
 	uint32_t id = 0;
 	if (!bpf_xdp_query_id(static_cast<int>(dev.ifindex), XDP_FLAGS_DRV_MODE, &id) && id)
 		return ok();	// a native program already keeps the XDP rings up
-	const std::string drv = f->driver.empty() ? "this driver" : f->driver;
-	const std::string need = "zero-copy TX on " + drv + " needs an XDP program (" + f->zc_tx_why + ")";
+	const std::string drv = f->modelled ? dev_kind_name(f->driver) : "this driver";
+	const std::string need = "zero-copy TX on " + drv + " needs an XDP program (" + f->zc_tx_needs_xdp.source + ")";
 	if (auto r = xsk::reap_stale_xsk(dev); !r)
 		return r.error();
 	const bool was_up = netdev_running(dev.name).value_or(false);
@@ -1141,7 +1143,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 	if (!eng)
 		return eng.error();
 	std::optional<xsk::XskProgram> zc_prog;
-	if (auto st = zc_tx_program(*dev, o, use, eng, zc_prog); !st)
+	if (auto st = zc_tx_program(*dev, o, use, eng, zc_prog, *kernel); !st)
 		return st;
 	Engine &e = *eng;
 	// one line where the checksum moved to software against the request
