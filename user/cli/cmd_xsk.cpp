@@ -957,7 +957,7 @@ void wait_for_carrier(const Netdev &dev, bool was_up)
 // The driver's facts are those of the release send runs on (--kernel), not
 // of an older model: igb has zero-copy from 6.14.
 Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, Result<Engine> &eng,
-		     std::optional<xsk::XskProgram> &prog, const features::KernelArg &k)
+		     std::optional<xsk::XskProgram> &prog, const features::KernelArg &k, const std::vector<uint32_t> &qs)
 {
 	if (!eng->socks.front().zero_copy())
 		return ok();
@@ -987,7 +987,7 @@ Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, 
 	eng->umem.reset();
 	XskOpts copy = o;
 	copy.xsk_mode = "copy";
-	eng = make_engine(dev, copy, use);
+	eng = make_engine(dev, copy, use, qs);
 	if (!eng)
 		return eng.error();
 	std::fprintf(stderr, "note: copy mode: %s and attaching xdp_xsk failed: %s\n", need.c_str(),
@@ -1143,7 +1143,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 	if (!eng)
 		return eng.error();
 	std::optional<xsk::XskProgram> zc_prog;
-	if (auto st = zc_tx_program(*dev, o, use, eng, zc_prog, *kernel); !st)
+	if (auto st = zc_tx_program(*dev, o, use, eng, zc_prog, *kernel, *qs); !st)
 		return st;
 	Engine &e = *eng;
 	// one line where the checksum moved to software against the request
