@@ -2,14 +2,18 @@
 // deleted, moved to another netns, or its netns deleted by name.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
-#include "xoffload/fd.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/result.hpp"
 
 namespace xoffload {
+
+namespace nl {
+class Socket;
+}
 
 class LinkWatch {
 public:
@@ -22,10 +26,14 @@ public:
 	// tenth of a second.
 	std::optional<std::string> gone();
 
+	LinkWatch(LinkWatch &&) noexcept;
+	LinkWatch &operator=(LinkWatch &&) noexcept;
+	~LinkWatch();
+
 private:
-	LinkWatch() = default;
+	LinkWatch();
 	Netdev dev_;
-	UniqueFd nl_;
+	std::unique_ptr<nl::Socket> nl_;	// rtnetlink, RTMGRP_LINK, non-blocking
 	std::string netns_;		// "" for none given
 	unsigned long netns_ino_ = 0;	// of the netns we run in
 	unsigned long netns_dev_ = 0;

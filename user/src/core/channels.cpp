@@ -56,20 +56,13 @@ namespace {
 // ENOENT when the kernel has no ethtool netlink (before 5.6).
 Result<Channels> ethtool_channels(const Netdev &dev)
 {
-	auto sock = nl::Socket::open(NETLINK_GENERIC);
-	if (!sock)
-		return sock.error();
-	auto fam = nl::genl_family(*sock, ETHTOOL_GENL_NAME);
-	if (!fam)
-		return fam.error();
-	nl::Message msg;
-	nl::ethtool_put_request(msg, *fam, ETHTOOL_MSG_CHANNELS_GET, ETHTOOL_A_CHANNELS_HEADER, dev.name);
 	Channels ch;
 	bool got = false;
-	auto s = sock->request(msg, "ethtool channels of " + dev.name, [&](const nlmsghdr *h) {
-		got = parse_channels_reply(h, h->nlmsg_len, ch) || got;
-		return MNL_CB_OK;
-	});
+	auto s = nl::ethtool_get(dev.name, ETHTOOL_MSG_CHANNELS_GET, ETHTOOL_A_CHANNELS_HEADER, 0,
+				 "ethtool channels of " + dev.name, [&](const nlmsghdr *h) {
+					 got = parse_channels_reply(h, h->nlmsg_len, ch) || got;
+					 return MNL_CB_OK;
+				 });
 	if (!s)
 		return s.error();
 	if (!got)

@@ -176,28 +176,11 @@ Result<EthtoolFeatures> parse_features_reply(const nlmsghdr *nlh, const std::vec
 
 namespace {
 
-struct EthtoolSock {
-	nl::Socket sock;
-	uint16_t family;
-};
-
-Result<EthtoolSock> ethtool_sock()
-{
-	auto s = nl::Socket::open(NETLINK_GENERIC);
-	if (!s)
-		return s.error();
-	auto fam = nl::genl_family(*s, "ethtool");
-	if (!fam)
-		return runtime_error("ethtool netlink: " + fam.error().msg + " (kernel without CONFIG_ETHTOOL_NETLINK)",
-				     fam.error().err);
-	return EthtoolSock{std::move(*s), *fam};
-}
-
 } // namespace
 
 Result<EthtoolFeatures> ethtool_features_get(const std::string &ifname)
 {
-	auto es = ethtool_sock();
+	auto es = nl::ethtool_socket();
 	if (!es)
 		return es.error();
 	nl::Message msg;
@@ -217,7 +200,7 @@ Result<EthtoolFeatures> ethtool_features_get(const std::string &ifname)
 
 Status ethtool_features_set(const std::string &ifname, const std::vector<std::pair<std::string, bool>> &want)
 {
-	auto es = ethtool_sock();
+	auto es = nl::ethtool_socket();
 	if (!es)
 		return es.error();
 	nl::Message msg;

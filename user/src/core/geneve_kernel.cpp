@@ -124,20 +124,12 @@ Result<UdpTunnelInfo> parse_udp_tunnel_info(const nlmsghdr *nlh)
 
 Result<UdpTunnelInfo> udp_tunnel_info(const std::string &ifname)
 {
-	auto sock = nl::Socket::open(NETLINK_GENERIC);
-	if (!sock)
-		return sock.error();
-	auto fam = nl::genl_family(*sock, ETHTOOL_GENL_NAME);
-	if (!fam)
-		return fam.error();
-	nl::Message msg;
-	nl::ethtool_put_request(msg, *fam, ETHTOOL_MSG_TUNNEL_INFO_GET, ETHTOOL_A_TUNNEL_INFO_HEADER, ifname,
-				ETHTOOL_FLAG_COMPACT_BITSETS);
 	Result<UdpTunnelInfo> out = UdpTunnelInfo{};
-	auto s = sock->request(msg, "UDP tunnel info of " + ifname, [&](const nlmsghdr *h) {
-		out = parse_udp_tunnel_info(h);
-		return out ? MNL_CB_OK : MNL_CB_ERROR;
-	});
+	auto s = nl::ethtool_get(ifname, ETHTOOL_MSG_TUNNEL_INFO_GET, ETHTOOL_A_TUNNEL_INFO_HEADER,
+				 ETHTOOL_FLAG_COMPACT_BITSETS, "UDP tunnel info of " + ifname, [&](const nlmsghdr *h) {
+					 out = parse_udp_tunnel_info(h);
+					 return out ? MNL_CB_OK : MNL_CB_ERROR;
+				 });
 	if (!s) {
 		// "device does not report tunnel offload info": no table at all
 		if (s.error().err == EOPNOTSUPP)

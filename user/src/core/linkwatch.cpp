@@ -2,7 +2,6 @@
 // checked against the netns we run in.
 #include "xoffload/linkwatch.hpp"
 
-#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sys/socket.h>
@@ -10,20 +9,23 @@
 
 #include <cerrno>
 
+#include "nl.hpp"
+
 namespace xoffload {
+
+LinkWatch::LinkWatch() = default;
+LinkWatch::LinkWatch(LinkWatch &&) noexcept = default;
+LinkWatch &LinkWatch::operator=(LinkWatch &&) noexcept = default;
+LinkWatch::~LinkWatch() = default;
 
 Result<LinkWatch> LinkWatch::open(const Netdev &dev)
 {
 	LinkWatch w;
 	w.dev_ = dev;
-	w.nl_.reset(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE));
-	if (!w.nl_.valid())
-		return errno_error("netlink socket", errno);
-	sockaddr_nl sa{};
-	sa.nl_family = AF_NETLINK;
-	sa.nl_groups = RTMGRP_LINK;
-	if (::bind(w.nl_.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)))
-		return errno_error("subscribe to link events", errno);
+	auto sock = nl::Socket::open(NETLINK_ROUTE, RTMGRP_LINK, SOCK_NONBLOCK);
+	if (!sock)
+		return Error{sock.error().kind, sock.error().err, "subscribe to link events: " + sock.error().msg};
+	w.nl_ = std::make_unique<nl::Socket>(std::move(*sock));
 	w.netns_ = netns_current();
 	struct stat st {};
 	if (::stat("/proc/thread-self/ns/net", &st))
@@ -35,28 +37,31 @@ Result<LinkWatch> LinkWatch::open(const Netdev &dev)
 
 std::optional<std::string> LinkWatch::gone()
 {
-	char buf[16384];
 	bool lost = false;	// events dropped (ENOBUFS): ask directly
+	std::optional<std::string> why;
 	for (;;) {
-		ssize_t n = ::recv(nl_.get(), buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == ENOBUFS) {
+		auto r = nl_->receive([&](const nlmsghdr *nh) {
+			if (nh->nlmsg_type != RTM_DELLINK || nh->nlmsg_len < NLMSG_LENGTH(sizeof(ifinfomsg)))
+				return MNL_CB_OK;
+			// a bridge port leaving its bridge gets an AF_BRIDGE
+			// RTM_DELLINK and lives on: ask whether it is still here
+			const auto *ifi = static_cast<const ifinfomsg *>(mnl_nlmsg_get_payload(nh));
+			char name[IF_NAMESIZE];
+			if (ifi->ifi_index == dev_.ifindex && !if_indextoname(static_cast<unsigned>(dev_.ifindex), name)) {
+				why = dev_.name + " (ifindex " + std::to_string(dev_.ifindex) +
+				      ") was deleted or moved to another network namespace";
+				return MNL_CB_STOP;
+			}
+			return MNL_CB_OK;
+		});
+		if (why)
+			return why;
+		if (!r) {
+			if (r.error().err == ENOBUFS) {
 				lost = true;
 				continue;
 			}
 			break;	// EAGAIN: nothing more
-		}
-		int len = static_cast<int>(n);
-		for (auto *nh = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
-			if (nh->nlmsg_type != RTM_DELLINK)
-				continue;
-			// a bridge port leaving its bridge gets an AF_BRIDGE
-			// RTM_DELLINK and lives on: ask whether it is still here
-			const auto *ifi = static_cast<const ifinfomsg *>(NLMSG_DATA(nh));
-			char name[IF_NAMESIZE];
-			if (ifi->ifi_index == dev_.ifindex && !if_indextoname(static_cast<unsigned>(dev_.ifindex), name))
-				return dev_.name + " (ifindex " + std::to_string(dev_.ifindex) +
-				       ") was deleted or moved to another network namespace";
 		}
 	}
 	if (lost) {

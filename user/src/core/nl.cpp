@@ -34,10 +34,10 @@ std::string extack_msg(const nlmsghdr *nlh)
 
 } // namespace
 
-Result<Socket> Socket::open(int bus, unsigned groups)
+Result<Socket> Socket::open(int bus, unsigned groups, int flags)
 {
 	Socket s;
-	s.sock_.reset(mnl_socket_open2(bus, SOCK_CLOEXEC));
+	s.sock_.reset(mnl_socket_open2(bus, SOCK_CLOEXEC | flags));
 	if (!s.sock_)
 		return errno_error("netlink socket", errno);
 	int one = 1;
@@ -158,6 +158,29 @@ void ethtool_put_request(Message &msg, uint16_t family, uint8_t cmd, uint16_t he
 	if (header_flags)
 		mnl_attr_put_u32(nlh, ETHTOOL_A_HEADER_FLAGS, header_flags);
 	mnl_attr_nest_end(nlh, nest);
+}
+
+Result<EthtoolSocket> ethtool_socket()
+{
+	auto s = Socket::open(NETLINK_GENERIC);
+	if (!s)
+		return s.error();
+	auto fam = genl_family(*s, ETHTOOL_GENL_NAME);
+	if (!fam)
+		return runtime_error("ethtool netlink: " + fam.error().msg + " (kernel without CONFIG_ETHTOOL_NETLINK)",
+				     fam.error().err);
+	return EthtoolSocket{std::move(*s), *fam};
+}
+
+Status ethtool_get(const std::string &ifname, uint8_t cmd, uint16_t header_attr, uint32_t header_flags,
+		   const std::string &what, const Each &each)
+{
+	auto es = ethtool_socket();
+	if (!es)
+		return es.error();
+	Message msg;
+	ethtool_put_request(msg, es->family, cmd, header_attr, ifname, header_flags);
+	return es->sock.request(msg, what, each);
 }
 
 } // namespace xoffload::nl

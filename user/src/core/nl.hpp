@@ -38,8 +38,9 @@ using Each = std::function<int(const nlmsghdr *)>;
 class Socket {
 public:
 	// @bus: NETLINK_ROUTE or NETLINK_GENERIC. @groups: multicast groups to
-	// join (bitmask of the old-style groups, 0 for none).
-	static Result<Socket> open(int bus, unsigned groups = 0);
+	// join (bitmask of the old-style groups, 0 for none). @flags: more
+	// socket(2) type flags (SOCK_NONBLOCK); SOCK_CLOEXEC always.
+	static Result<Socket> open(int bus, unsigned groups = 0, int flags = 0);
 
 	// Sends @msg (type and flags set by the caller; seq and portid are set
 	// here, NLM_F_REQUEST and NLM_F_ACK added) and reads replies until the
@@ -99,5 +100,18 @@ Result<uint16_t> genl_family(Socket &sock, const std::string &name);
 // @header_flags: ETHTOOL_FLAG_COMPACT_BITSETS and friends.
 void ethtool_put_request(Message &msg, uint16_t family, uint8_t cmd, uint16_t header_attr,
 			 const std::string &ifname, uint32_t header_flags = 0);
+
+// A generic netlink socket with the ethtool family resolved (ENOENT, with a
+// line naming CONFIG_ETHTOOL_NETLINK, on a kernel without it).
+struct EthtoolSocket {
+	Socket sock;
+	uint16_t family;
+};
+Result<EthtoolSocket> ethtool_socket();
+
+// One ethtool netlink GET for @ifname (cmd, its header attribute, header
+// flags); each reply message to @each; @what names it in error lines.
+Status ethtool_get(const std::string &ifname, uint8_t cmd, uint16_t header_attr, uint32_t header_flags,
+		   const std::string &what, const Each &each);
 
 } // namespace xoffload::nl
