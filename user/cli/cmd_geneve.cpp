@@ -552,7 +552,7 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 		s->add_option("--vni", o->vni, "VNI 0..16777215");
 		s->add_flag("--default", o->dflt, "The rule of VNIs without one (initially pass)");
 		s->add_option("--action", o->action, "pass | drop | decap | xsk | cpu")->required();
-		auto *queues = s->add_option("--queues", o->queues, "xsk/cpu: spread flows over N sockets/CPUs (default 1)");
+		auto *queues = s->add_option("--queues", o->queues, "xsk: spread flows over N sockets of each RX queue (XSKMAP row of the queue); cpu: over N CPUs (default 1)");
 		s->callback([&g, &rc, o, vni_of, queues] {
 			auto vni = vni_of(*o);
 			auto act = parse_geneve_action(o->action);
