@@ -27,6 +27,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -336,6 +337,14 @@ bool BackgroundCmd::wait_for_output(const std::string &needle, double timeout_s)
 		usleep(20000);
 	}
 	return false;
+}
+
+std::optional<uint64_t> json_u64(const std::string &js, const std::string &key)
+{
+	std::smatch m;
+	if (!std::regex_search(js, m, std::regex("\"" + key + "\":([0-9]+)")))
+		return std::nullopt;
+	return std::stoull(m[1]);
 }
 
 std::string env_or_empty(const char *name)

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,10 @@ std::string join_cmd(const std::vector<std::string> &argv);
 // Path from the environment ctest sets (XO_TOOL, XO_PKT, XO_SOURCE_DIR, ...);
 // empty when unset.
 std::string env_or_empty(const char *name);
+
+// A whole-number field of the tool's one-line JSON ("packets":123), or
+// nothing when absent.
+std::optional<uint64_t> json_u64(const std::string &js, const std::string &key);
 
 // Two network namespaces joined by a veth pair (see tools/testbed). The
 // destructor always runs `tools/testbed down`; a SIGINT/SIGTERM handler does

@@ -31,15 +31,6 @@ struct Row {
 	bool in_netns = true;		// run with -n <testbed netns A>
 };
 
-std::optional<uint64_t> json_u64(const std::string &js, const std::string &key)
-{
-	std::smatch m;
-	std::regex re("\"" + key + "\":([0-9]+)");
-	if (!std::regex_search(js, m, re))
-		return std::nullopt;
-	return std::stoull(m[1]);
-}
-
 size_t lines(const std::string &s)
 {
 	return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));

@@ -27,15 +27,6 @@ namespace {
 constexpr double kTimeout = 30;
 constexpr unsigned kPerQueue = 50;
 
-std::optional<uint64_t> json_u64(const std::string &js, const std::string &key)
-{
-	std::smatch m;
-	std::regex re("\"" + key + "\":([0-9]+)");
-	if (!std::regex_search(js, m, re))
-		return std::nullopt;
-	return std::stoull(m[1]);
-}
-
 std::string summary_of(const std::string &out)
 {
 	size_t at = out.rfind("{\"type\":\"summary\"");

@@ -28,16 +28,6 @@ namespace {
 
 constexpr double kTimeout = 30;
 
-// Crude JSON field access for the tool's one-line summaries.
-std::optional<uint64_t> json_u64(const std::string &js, const std::string &key)
-{
-	std::smatch m;
-	std::regex re("\"" + key + "\":([0-9]+)");
-	if (!std::regex_search(js, m, re))
-		return std::nullopt;
-	return std::stoull(m[1]);
-}
-
 std::string last_line(const std::string &s)
 {
 	size_t end = s.find_last_not_of('\n');
