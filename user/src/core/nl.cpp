@@ -106,12 +106,12 @@ Status Socket::request(Message &msg, const std::string &what, const Each &each)
 
 Status Socket::receive(const Each &each)
 {
-	std::vector<char> buf(recv_buffer_size);
-	ssize_t n = mnl_socket_recvfrom(sock_.get(), buf.data(), buf.size());
+	rbuf_.resize(recv_buffer_size);
+	ssize_t n = mnl_socket_recvfrom(sock_.get(), rbuf_.data(), rbuf_.size());
 	if (n < 0)
 		return errno_error("netlink receive", errno);
 	int len = static_cast<int>(n);
-	for (auto *h = reinterpret_cast<const nlmsghdr *>(buf.data()); mnl_nlmsg_ok(h, len);
+	for (auto *h = reinterpret_cast<const nlmsghdr *>(rbuf_.data()); mnl_nlmsg_ok(h, len);
 	     h = mnl_nlmsg_next(h, &len)) {
 		if (h->nlmsg_type < NLMSG_MIN_TYPE)
 			continue;

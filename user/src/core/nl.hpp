@@ -65,6 +65,7 @@ private:
 	};
 	std::unique_ptr<mnl_socket, Closer> sock_;
 	uint32_t seq_ = 0;
+	std::vector<char> rbuf_;	// receive(): kept, it runs every tenth of a second
 };
 
 // Every attribute of @nlh after @offset bytes of family header, in order.
