@@ -129,6 +129,8 @@ std::vector<Row> table()
 		{{"attach", "IF", "vlan", "--hook", "foo"}, 2, "foo"},
 		{{"attach", "IF", "vlan", "--mode", "turbo"}, 2, "turbo"},
 		{{"attach", "IF", "vlan", "--hook", "tc-ingress", "--mode", "skb"}, 2, "--mode skb"},
+		{{"attach", "IF", "vlan", "--hook", "tc-ingress", "--keep-rx-vlan"}, 2, "--keep-rx-vlan"},
+		{{"attach", "IF", "geneve", "--no-tag-kfunc"}, 2, "--no-tag-kfunc"},
 		{{"attach", "", "vlan"}, 2, "invalid interface name"},
 		{{"attach", "xo-far-too-long-name0", "vlan"}, 2, "xo-far-too-long-name0"},
 		{{"attach", "IF", "vlan", "surplus"}, 2, "surplus"},
@@ -287,6 +289,7 @@ std::vector<Row> table()
 		// ---- recv ----
 		{{"recv", "NOIF"}, 1, nodev},
 		{{"recv", "IF", "--idle", "-1"}, 2, "--idle"},
+		{{"recv", "IF", "--geneve", "--keep-rx-vlan"}, 2, "--keep-rx-vlan"},
 		{{"recv", "IF", "--idle", "0"}, 2, "--idle"},
 		{{"recv", "IF", "--count", "0"}, 2, "--count"},
 		{{"recv", "IF", "--count", "-1"}, 2, "--count"},

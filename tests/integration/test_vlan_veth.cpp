@@ -1196,6 +1196,128 @@ TEST_F(VlanVeth, ReconfigurationNeverDropsOrMixesAStreamedVid)
 	detach_and_check(b_);
 }
 
+// ---- RX VLAN stripping under the programs that read tags (issue 16) ---------
+// A NIC that strips the 802.1Q tag into its RX descriptor before XDP (igb,
+// vmxnet3 under tools/vm-test; i40e, mlx4 on hardware) hides it from
+// xdp_vlan, from xdp_geneve's outer parse and from an AF_XDP socket, and the
+// driver puts it back into skb->vlan_tci after XDP_PASS. attach (vlan and
+// geneve at XDP) and recv turn the stripping off for their life and give it
+// back. veth never strips (the sender's TX offload decides), so these run on
+// the NIC pairs of tools/vm-test (suite nics) and skip on veth.
+class RxStripping : public VlanVeth {
+protected:
+	std::string rx_vlan_state(const Endpoint &e)
+	{
+		CmdResult k = run_cmd({"ip", "netns", "exec", e.ns, "ethtool", "-k", e.ifname}, kCmdTimeout);
+		size_t at = k.out.find("rx-vlan-offload: ");
+		if (k.exit_code || at == std::string::npos)
+			return "?";
+		return k.out.substr(at + 17, k.out.find_first_of(" \n", at + 17) - (at + 17));
+	}
+	// Turns B's stripping on, as a NIC comes up; skips where it cannot.
+	void SetUp() override
+	{
+		VlanVeth::SetUp();
+		if (IsSkipped() || HasFatalFailure())
+			return;
+		CmdResult i = run_cmd({"ip", "netns", "exec", b_.ns, "ethtool", "-i", b_.ifname}, kCmdTimeout);
+		if (i.out.find("driver: veth") != std::string::npos)
+			GTEST_SKIP() << "veth never strips a tag before XDP (the sender's tx-vlan-offload decides); "
+					"runs on the NIC pairs of tools/vm-test";
+		(void)run_cmd({"ip", "netns", "exec", b_.ns, "ethtool", "-K", b_.ifname, "rxvlan", "on"}, kCmdTimeout);
+		if (rx_vlan_state(b_) != "on")
+			GTEST_SKIP() << b_.ifname << " cannot strip VLAN tags on RX (rx-vlan-offload: " << rx_vlan_state(b_)
+				     << ")";
+		turned_on_ = true;
+	}
+	void TearDown() override
+	{
+		if (turned_on_)	// the testbed's setting for the next test
+			(void)run_cmd({"ip", "netns", "exec", b_.ns, "ethtool", "-K", b_.ifname, "rxvlan", "off"},
+				      kCmdTimeout);
+		VlanVeth::TearDown();
+	}
+	// The line of @err that says stripping went off (or "").
+	static std::string off_line(const std::string &err, const std::string &reader)
+	{
+		size_t at = err.find("turned rx-vlan-hw-parse off on ");
+		if (at == std::string::npos)
+			return {};
+		std::string line = err.substr(at, err.find('\n', at) - at);
+		return line.find("while " + reader + " is attached") != std::string::npos ? line : std::string();
+	}
+	bool turned_on_ = false;
+};
+
+TEST_F(RxStripping, XdpVlanTurnsItOffPopsTheTagAndDetachRestoresIt)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 5;
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	EXPECT_NE(off_line(at.err, "xdp_vlan"), "") << "one line says stripping went off: " << at.err;
+	EXPECT_EQ(rx_vlan_state(b_), "off") << "while xdp_vlan is attached";
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "pop on a stripping NIC");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "xdp_vlan saw the tag in the frame";
+	CmdResult d = tool(b_.ns, {"detach", b_.ifname});
+	EXPECT_EQ(d.exit_code, 0) << d.describe();
+	EXPECT_NE(d.err.find("turned rx-vlan-hw-parse on again on " + b_.ifname), std::string::npos) << d.err;
+	EXPECT_EQ(rx_vlan_state(b_), "on") << "detach gives the setting back";
+	expect_all_clean("after detach");
+}
+
+TEST_F(RxStripping, KeepRxVlanLeavesItOnAndSaysWhatWillNotWork)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc", "--keep-rx-vlan"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	EXPECT_NE(at.err.find("stays on on " + b_.ifname + " (--keep-rx-vlan)"), std::string::npos) << at.err;
+	EXPECT_EQ(rx_vlan_state(b_), "on");
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	(void)exchange({kQ100}, 3);
+	EXPECT_EQ(counter(b_, "xdp", "popped"), 0) << "the stripped tag never reached xdp_vlan";
+	detach_and_check(b_);
+	EXPECT_EQ(rx_vlan_state(b_), "on");
+}
+
+// xdp_geneve parses outer tags; a decapped inner frame passed to the stack
+// would get the stripped outer tag back from the driver.
+TEST_F(RxStripping, XdpGeneveTurnsItOffAndDetachRestoresIt)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "geneve"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	EXPECT_NE(off_line(at.err, "xdp_geneve"), "") << at.err;
+	EXPECT_EQ(rx_vlan_state(b_), "off") << "while xdp_geneve is attached";
+	CmdResult d = tool(b_.ns, {"detach", b_.ifname});
+	EXPECT_EQ(d.exit_code, 0) << d.describe();
+	EXPECT_EQ(rx_vlan_state(b_), "on") << "detach gives the setting back: " << d.err;
+	expect_all_clean("after detach");
+}
+
+// recv hands the frames themselves to a socket: a stripped tag would never
+// come back, so recv turns stripping off while it runs, --filter-vlan or not.
+TEST_F(RxStripping, RecvTurnsItOffReceivesTheTagAndGivesItBack)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 5;
+	BackgroundCmd rx({tool_, "--json", "-n", b_.ns, "recv", b_.ifname, "--queues", "all", "--xsk-mode", "copy",
+			  "--filter-vlan", "100", "--idle", "2", "--duration", "20", "--interval", "0"});
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 30)) << "recv never started";
+	EXPECT_EQ(rx_vlan_state(b_), "off") << "while recv runs";
+	usleep(300000);
+	send(a_, {kQ100}, n);
+	CmdResult r = rx.wait(40);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	EXPECT_NE(off_line(r.err, "xdp_xsk"), "") << r.err;
+	const std::string last = r.out.substr(r.out.rfind("{\"type\""));
+	EXPECT_NE(last.find("\"packets\":" + std::to_string(n) + ","), std::string::npos)
+		<< "every frame of VID 100 reached the socket, tag in the frame: " << r.out;
+	EXPECT_EQ(rx_vlan_state(b_), "on") << "recv gave the setting back: " << r.err;
+	expect_all_clean("after recv");
+}
+
 // ---- tags outside the frame data (issue 16, item 1) -------------------------
 // A's tc-egress program pushes VID 100 with A's tx-vlan-offload on, so the
 // tag travels in skb metadata (skb->vlan_tci), as a NIC that strips tags

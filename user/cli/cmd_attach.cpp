@@ -146,7 +146,8 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	a->add_option("--hook", o->hook, "xdp | tc-ingress | tc-egress (default xdp)");
 	auto *mode_opt = a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
 	a->add_flag("--keep-rx-vlan", o->keep_rx_vlan,
-		    "vlan at xdp: leave the device's RX VLAN stripping on (then tags it strips escape xdp_vlan)");
+		    "At xdp: leave the device's RX VLAN stripping on (then tags it strips escape xdp_vlan, and "
+		    "xdp_geneve's decapped frames inherit the outer tag)");
 	a->add_flag("--no-tag-kfunc", o->no_tag_kfunc,
 		    "vlan at xdp: load plain xdp_vlan behind libxdp's dispatcher even where the driver offers the "
 		    "rx-vlan-tag kfunc (which needs a device-bound program alone); tags outside the data then "
@@ -165,9 +166,12 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			rc = report(usage_error("--mode " + o->mode + " is an XDP mode; --hook " + o->hook + " takes none"));
 			return;
 		}
-		if ((o->keep_rx_vlan || o->no_tag_kfunc) && (*feat != Feature::vlan || *hook != Hook::xdp)) {
-			rc = report(usage_error(std::string(o->keep_rx_vlan ? "--keep-rx-vlan" : "--no-tag-kfunc") +
-						" is for vlan at the xdp hook (where xdp_vlan reads tags)"));
+		if (o->keep_rx_vlan && *hook != Hook::xdp) {
+			rc = report(usage_error("--keep-rx-vlan is for the xdp hook (where xdp_vlan and xdp_geneve read tags)"));
+			return;
+		}
+		if (o->no_tag_kfunc && (*feat != Feature::vlan || *hook != Hook::xdp)) {
+			rc = report(usage_error("--no-tag-kfunc is for vlan at the xdp hook (where xdp_vlan reads tags)"));
 			return;
 		}
 		if (auto s = prepare(g); !s) {

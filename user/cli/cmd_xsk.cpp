@@ -1387,8 +1387,9 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		return xm.error();
 	if (o.filter_vlan && *o.filter_vlan > 4094)
 		return usage_error("--filter-vlan must be 0..4094");
-	if (o.keep_rx_vlan && !o.filter_vlan)
-		return usage_error("--keep-rx-vlan goes with --filter-vlan (only then does recv turn RX VLAN stripping off)");
+	if (o.keep_rx_vlan && o.geneve)
+		return usage_error("--keep-rx-vlan is for recv's own xdp_xsk; with --geneve, xdp_geneve's attach decides "
+				   "(offload-tool attach IFACE geneve --keep-rx-vlan)");
 	if (o.multi_buffer != "auto" && o.multi_buffer != "on" && o.multi_buffer != "off")
 		return usage_error("--multi-buffer must be auto, on or off");
 	if (o.pcap_per_socket && o.pcap.empty())
@@ -1776,7 +1777,8 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	r->add_option("--filter-vlan", ro->filter_vlan, "Only redirect this outer VID (0: untagged)")
 		->check(whole_number(0, 4094));
 	r->add_flag("--keep-rx-vlan", ro->keep_rx_vlan,
-		    "With --filter-vlan: leave the device's RX VLAN stripping on (tags it strips may escape the filter)");
+		    "Leave the device's RX VLAN stripping on (frames reach the sockets without the tags it strips, "
+		    "and they escape --filter-vlan)");
 	r->add_option("--idle", ro->idle, "Stop S seconds after the last frame")->check(positive_number());
 	r->add_option("--multi-buffer", ro->multi_buffer,
 		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")

@@ -48,6 +48,8 @@ void warn_vlan_filter(const Netdev &dev);
 enum class TagReader {
 	xdp_vlan,	// allow-list, rewrite, pop, push
 	xdp_xsk,	// recv --filter-vlan
+	xsk_frames,	// recv without --filter-vlan: the frames a socket gets
+	xdp_geneve,	// outer tags: decap, steering
 };
 
 // Before (xdp_vlan) or right after (xdp_xsk) @reader is attached to @dev

@@ -761,9 +761,11 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 	// goes off for the attachment's life, and the driver's stripped-tag
 	// kfunc is used where it has one (native mode: generic XDP runs on an
 	// skb the stack untagged already, and no driver kfunc serves it)
+	// xdp_geneve reads outer tags too: a tag stripped before XDP comes back
+	// on the inner frame it decaps and passes
 	std::optional<RxVlanFacts> rxv;
 	std::string rx_note;
-	if (f == Feature::vlan) {
+	if (f == Feature::vlan || (f == Feature::geneve && h == Hook::xdp)) {
 		auto facts = rx_vlan_facts(dev);
 		if (facts) {
 			rxv = *facts;
@@ -774,11 +776,14 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 					     "are not seen at XDP\n", dev.name.c_str(), facts.error().msg.c_str());
 		}
 	}
-	const bool reads_tags = f == Feature::vlan && h == Hook::xdp && rxv;
+	const bool reads_tags = h == Hook::xdp && rxv;
+	const char *holder = f == Feature::vlan ? "vlan" : "geneve";
 	if (reads_tags) {
-		if (mode != XdpMode::native || opts.no_tag_kfunc)
+		// xdp_geneve has no stripped-tag variant: it cannot give a tag back
+		if (mode != XdpMode::native || opts.no_tag_kfunc || f != Feature::vlan)
 			rxv->meta_kfunc = false;
-		auto t = rx_vlan_take(dev, *rxv, "vlan", TagReader::xdp_vlan, opts.keep_rx_vlan);
+		auto t = rx_vlan_take(dev, *rxv, holder, f == Feature::vlan ? TagReader::xdp_vlan : TagReader::xdp_geneve,
+				      opts.keep_rx_vlan);
 		if (!t) {
 			if (st->ours.empty() && !had_pins)
 				(void)remove_pin_dir(dir);
@@ -788,7 +793,7 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 	}
 	auto r = h == Hook::xdp ? attach_xdp(dev, f, mode, dir, reads_tags && rxv->meta_kfunc) : attach_tc(dev, h, dir);
 	if (!r && reads_tags)
-		(void)rx_vlan_release(dev, "vlan");
+		(void)rx_vlan_release(dev, holder);
 	if (!r && st->ours.empty() && !had_pins)
 		(void)remove_pin_dir(dir); // nothing of ours remains: leave no pins behind
 	if (r) {
@@ -838,8 +843,8 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 			return errno_error(std::string("detach ") + a.prog_name + " from " + dev.name, err);
 		gone.push_back(a);
 		// the RX VLAN stripping it turned off comes back with its last holder
-		if (a.hook == Hook::xdp && a.feature == Feature::vlan)
-			if (auto s = rx_vlan_release(dev, "vlan"); !s)
+		if (a.hook == Hook::xdp && (a.feature == Feature::vlan || a.feature == Feature::geneve))
+			if (auto s = rx_vlan_release(dev, a.feature == Feature::vlan ? "vlan" : "geneve"); !s)
 				return s.error();
 	}
 	for (const auto &a : gone)

@@ -137,7 +137,16 @@ Result<UniqueFd> lock_dir(const std::string &dir)
 
 const char *reader_name(TagReader r)
 {
-	return r == TagReader::xdp_vlan ? "xdp_vlan" : "xdp_xsk";
+	switch (r) {
+	case TagReader::xdp_vlan:
+		return "xdp_vlan";
+	case TagReader::xdp_geneve:
+		return "xdp_geneve";
+	case TagReader::xdp_xsk:
+	case TagReader::xsk_frames:
+		break;
+	}
+	return "xdp_xsk";
 }
 
 // What @reader cannot do with the tags the device strips before XDP.
@@ -150,6 +159,13 @@ std::string stripped_consequence(const RxVlanFacts &f, TagReader r)
 				 "dropped-tag-in-metadata (tc-ingress can: --hook tc-ingress)"
 			       : "xdp_vlan never sees them: the allow-list, rewrite and pop miss them and a push "
 				 "lands inside them (--hook tc-ingress sees them)";
+	if (r == TagReader::xdp_geneve)
+		// the driver puts a stripped tag back into skb->vlan_tci after
+		// XDP_PASS, whatever the program did to the frame
+		return "xdp_geneve never sees an outer tag: an inner frame it decaps and passes gets the outer tag "
+		       "back (skb->vlan_tci), and frames steered to a socket arrive without it";
+	if (r == TagReader::xsk_frames)
+		return "frames reach the socket without them";
 	return f.meta_kfunc ? "--filter-vlan matches them through the rx-vlan-tag kfunc; the frames reach the "
 			      "socket without the tag"
 			    : "--filter-vlan never sees them: tagged frames look untagged (VID 0) to it";
@@ -231,7 +247,10 @@ void warn_vlan_filter(const Netdev &dev)
 Result<std::string> rx_vlan_take(const Netdev &dev, const RxVlanFacts &f, const std::string &holder,
 				 TagReader reader, bool keep)
 {
-	if (!keep) {
+	// a pin directory only where there is something to record: a device
+	// that strips nothing (veth) keeps none for a recv
+	const bool strips = (f.ctag_strip && !f.ctag_fixed) || (f.stag_strip && !f.stag_fixed);
+	if (!keep && strips) {
 		if (auto s = make_dirs(pin_dir(dev)); !s)
 			return s.error();
 		if (auto s = mark_pin_dir(dev); !s)
@@ -256,7 +275,7 @@ Result<std::string> rx_vlan_take_at(const std::string &dir, const std::string &i
 		lines.push_back(join(changeable, " and ") + " stays on on " + dev.name +
 				" (--keep-rx-vlan): the device strips those tags before XDP; " +
 				stripped_consequence(f, reader));
-	if (!keep) {
+	if (!keep && (!changeable.empty() || ::access(dir.c_str(), F_OK) == 0)) {
 		auto lock = lock_dir(dir);
 		if (!lock)
 			return lock.error();

@@ -280,6 +280,30 @@ struct FramePool {
 		in_state[static_cast<int>(to)]++;
 		return true;
 	}
+	// Puts free frames on the fill ring, as many as fit; how many. @full
+	// counts a ring with no free slot at all.
+	uint32_t fill_from_free(uint64_t &full) noexcept
+	{
+		if (!nfree)
+			return 0;
+		// reserve() is all-or-nothing: ask for what fits. A UMEM larger
+		// than the fill ring always leaves frames over; only a ring with
+		// no room at all (the kernel took nothing since the last refill)
+		// counts as full.
+		uint32_t n = std::min(xsk_prod_nb_free(&fill, nfree), nfree);
+		if (!n)
+			full++;
+		uint32_t idx = 0;
+		if (!n || xsk_ring_prod__reserve(&fill, n, &idx) != n)
+			return 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t a = free_list[--nfree];
+			*xsk_ring_prod__fill_addr(&fill, idx + i) = a;
+			move(a, FrameState::free, FrameState::fill);
+		}
+		xsk_ring_prod__submit(&fill, n);
+		return n;
+	}
 	uint64_t chunk(uint64_t addr) const noexcept { return addr & ~((uint64_t{1} << shift) - 1); }
 	// Index of a chunk of ours (callers checked it with move()).
 	uint64_t index(uint64_t chunk_addr) const noexcept { return (chunk_addr >> shift) - first; }
@@ -507,6 +531,18 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 	if (auto s = map_rings(*p, cfg, pool.get()); !s)
 		return s.error();
 
+	// The frame slice, and for a receiving socket the fill ring filled
+	// before bind: a zero-copy driver posts RX buffers when the pool is set
+	// up at bind, and one whose wakeup cannot reach its RX interrupt never
+	// looks at the fill ring again until a frame arrives, which it cannot
+	// without buffers (igb before "igb: Fix trigger of incorrect irq in
+	// igb_xsk_wakeup", 2026, with split RX/TX vectors: one channel, or two
+	// CPUs). The slice is only taken from the UMEM once bind succeeds.
+	pool->assign(us->next_frame, cfg.frames);
+	uint64_t full_at_bind = 0;
+	if (cfg.rx_size)
+		(void)pool->fill_from_free(full_at_bind);
+
 	sockaddr_xdp sxdp{};
 	sxdp.sxdp_family = AF_XDP;
 	sxdp.sxdp_ifindex = static_cast<uint32_t>(dev.ifindex);
@@ -549,7 +585,6 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 	p->need_wakeup = us->need_wakeup;
 
 	// Take the frame slice only now: a failed bind leaves it to others.
-	pool->assign(us->next_frame, cfg.frames);
 	us->next_frame += cfg.frames;
 	p->join(std::move(pool));
 	return XskSocket(std::move(p));
@@ -605,26 +640,7 @@ std::byte *XskSocket::data(uint64_t addr) const noexcept { return p_->area + add
 
 uint32_t XskSocket::refill() noexcept
 {
-	Impl &s = *p_;
-	FramePool &fp = *s.fp;
-	if (!fp.nfree)
-		return 0;
-	// reserve() is all-or-nothing: ask for what fits. A UMEM larger than the
-	// fill ring always leaves frames over; only a ring with no room at all
-	// (the kernel took nothing since the last refill) counts as full.
-	uint32_t n = std::min(xsk_prod_nb_free(&fp.fill, fp.nfree), fp.nfree);
-	if (!n)
-		s.st.fill_ring_full++;
-	uint32_t idx = 0;
-	if (!n || xsk_ring_prod__reserve(&fp.fill, n, &idx) != n)
-		return 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = fp.free_list[--fp.nfree];
-		*xsk_ring_prod__fill_addr(&fp.fill, idx + i) = a;
-		fp.move(a, FrameState::free, FrameState::fill);
-	}
-	xsk_ring_prod__submit(&fp.fill, n);
-	return n;
+	return p_->fp->fill_from_free(p_->st.fill_ring_full);
 }
 
 uint32_t XskSocket::rx_peek(std::span<RxDesc> out) noexcept

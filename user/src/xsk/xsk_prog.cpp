@@ -122,17 +122,18 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 	// --filter-vlan reads tags: the device's stripping and its stripped-tag
 	// kfunc decide where the tag is (native mode only: generic XDP runs on
 	// an skb the stack untagged already)
+	// Without --filter-vlan the frames themselves want their tags: the
+	// socket gets what XDP sees, and a stripped tag never comes back.
 	std::optional<RxVlanFacts> rxv;
-	if (filter.vid) {
-		auto f = rx_vlan_facts(dev);
-		if (f) {
-			rxv = *f;
-			if (mode != XdpMode::native)
-				rxv->meta_kfunc = false;
-		} else {
-			std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): --filter-vlan does not "
-					     "see tags the device strips\n", dev.name.c_str(), f.error().msg.c_str());
-		}
+	if (auto f = rx_vlan_facts(dev); f) {
+		rxv = *f;
+		if (mode != XdpMode::native || !filter.vid)
+			rxv->meta_kfunc = false;
+	} else {
+		std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): %s\n", dev.name.c_str(),
+			     f.error().msg.c_str(),
+			     filter.vid ? "--filter-vlan does not see tags the device strips"
+					: "frames reach the socket without the tags the device strips");
 	}
 	const bool tag = rxv && rxv->meta_kfunc;
 	auto open = [&]() -> Result<std::unique_ptr<Impl>> {
@@ -239,7 +240,8 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 		// after the attach: the holder is named by the program's id, which
 		// `detach` finds again when this recv was killed
 		const std::string holder = "xsk-" + std::to_string(out.p_->id);
-		auto t = rx_vlan_take(dev, *rxv, holder, TagReader::xdp_xsk, filter.keep_rx_vlan);
+		auto t = rx_vlan_take(dev, *rxv, holder, filter.vid ? TagReader::xdp_xsk : TagReader::xsk_frames,
+				      filter.keep_rx_vlan);
 		if (!t)
 			return t.error();
 		out.p_->rx_vlan_holder = holder;
