@@ -347,6 +347,14 @@ std::optional<uint64_t> json_u64(const std::string &js, const std::string &key)
 	return std::stoull(m[1]);
 }
 
+std::string json_str(const std::string &js, const std::string &key)
+{
+	std::smatch m;
+	if (!std::regex_search(js, m, std::regex("\"" + key + "\":\"([^\"]*)\"")))
+		return "<absent>";
+	return m[1];
+}
+
 std::string env_or_empty(const char *name)
 {
 	const char *v = std::getenv(name);

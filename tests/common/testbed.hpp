@@ -65,6 +65,8 @@ std::string env_or_empty(const char *name);
 // A whole-number field of the tool's one-line JSON ("packets":123), or
 // nothing when absent.
 std::optional<uint64_t> json_u64(const std::string &js, const std::string &key);
+// A string field of it ("mode":"copy"), or "<absent>".
+std::string json_str(const std::string &js, const std::string &key);
 
 // Two network namespaces joined by a veth pair (see tools/testbed). The
 // destructor always runs `tools/testbed down`; a SIGINT/SIGTERM handler does

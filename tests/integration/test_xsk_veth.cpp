@@ -201,6 +201,9 @@ TEST_F(XskVeth, SendRecvExactCountAndBytes)
 		EXPECT_EQ(json_u64(rxs, "bytes"), uint64_t{n} * c.size) << rxs;
 		EXPECT_NE(rxs.find("\"consistent\":true"), std::string::npos) << rxs;
 		EXPECT_FALSE(xdp_attached(tb_->ns_b(), tb_->if_b())) << "recv left xdp_xsk attached";
+		// which modes auto bound, for the record (zero-copy on a NIC pair
+		// whose driver has it)
+		std::printf("%s: send %s, recv %s\n", c.name, json_str(txs, "mode").c_str(), json_str(rxs, "mode").c_str());
 
 		auto frames = pcap_read_all(pcap);
 		ASSERT_TRUE(frames.ok()) << frames.error().msg;
