@@ -69,6 +69,15 @@ TEST_F(NicFactsCli, RxFactsOfVethText)
 		<< r.out;
 	EXPECT_TRUE(std::regex_search(r.out, std::regex("AF_XDP zero-copy: +no\n"))) << r.out;
 	EXPECT_TRUE(std::regex_search(r.out, std::regex("VLAN filter: +none\n"))) << r.out;
+	// the facts behind attach's strip, recv's steering line and the Geneve decap default
+	EXPECT_TRUE(std::regex_search(r.out, std::regex("rx-vlan-hw-parse on means stripped: +no \\(shown, but "
+							"nothing strips\\)\n")))
+		<< r.out;
+	EXPECT_TRUE(std::regex_search(r.out, std::regex("RX queue is the peer's TX queue: +yes\n"))) << r.out;
+	EXPECT_TRUE(std::regex_search(r.out, std::regex("RSS indirection table: +none\n"))) << r.out;
+	EXPECT_TRUE(std::regex_search(r.out, std::regex("outer UDP checksum marked verified: +no \\(Geneve decap "
+							"passes by default\\)\n")))
+		<< r.out;
 	EXPECT_EQ(r.out.find("drivers/net/veth.c"), std::string::npos) << "sources only with -v:\n" << r.out;
 	// 6.1: no rx-vlan-tag kfunc yet (6.8)
 	CmdResult old = tool({"features", tb_->if_a(), "--rx", "--kernel", "6.1"}, false);
@@ -104,6 +113,11 @@ TEST_F(NicFactsCli, RxFactsOfVethJson)
 	EXPECT_NE(j.find("\"xdp_max_mtu\":{\"value\":3506"), std::string::npos) << j;
 	EXPECT_NE(j.find("\"errno\":\"ERANGE\""), std::string::npos) << j;
 	EXPECT_NE(j.find("\"source\":\"drivers/net/veth.c veth_xdp_rx_vlan_tag()"), std::string::npos) << j;
+	EXPECT_NE(j.find("\"vlan_strip_by_feature\":{\"value\":false"), std::string::npos) << j;
+	EXPECT_NE(j.find("\"rxq_from_peer\":{\"value\":true"), std::string::npos) << j;
+	EXPECT_NE(j.find("\"rss_table\":{\"value\":\"none\""), std::string::npos) << j;
+	EXPECT_NE(j.find("\"rx_csum_mark\":{\"value\":false"), std::string::npos) << j;
+	EXPECT_NE(j.find("__xdp_build_skb_from_frame()"), std::string::npos) << j;
 }
 
 TEST_F(NicFactsCli, RxFactsOfADriverWithoutAnInterface)
@@ -114,6 +128,9 @@ TEST_F(NicFactsCli, RxFactsOfADriverWithoutAnInterface)
 	EXPECT_NE(r.out.find("\"errno\":\"EOPNOTSUPP\""), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("\"ntuple\":{\"value\":\"only in device-managed flow steering mode\""), std::string::npos)
 		<< r.out;
+	EXPECT_NE(r.out.find("\"vlan_filter_rx_all\":{\"value\":false"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("\"rx_csum_mark\":{\"value\":true"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("\"rss_table\":{\"value\":\"ethtool -X\""), std::string::npos) << r.out;
 	CmdResult bad = run_cmd({tool_, "features", "--rx", "--driver", "e1000"}, kTimeout);
 	EXPECT_EQ(bad.exit_code, 2) << bad.describe();
 	EXPECT_NE(bad.err.find("e1000"), std::string::npos) << bad.err;

@@ -283,3 +283,73 @@ TEST(XdpAttachHint, DriverErrnoMtuTable)
 }
 
 } // namespace
+
+// ---- RX facts behind attach/recv/geneve decisions -------------------------
+
+struct RxDecisionRow {
+	const char *name;
+	DevKind drv;
+	bool strip_by_feature, rx_all_opens, rxq_from_peer, set_channels;
+	RssTable rss;
+	bool csum_mark;
+	const char *file;	// every source names this driver file
+};
+
+const RxDecisionRow kRxDecisions[] = {
+	{"igb", DevKind::igb, true, true, false, true, RssTable::settable, true, "igb"},
+	{"i40e", DevKind::i40e, true, false, false, true, RssTable::settable, true, "i40e"},
+	{"mlx4", DevKind::mlx4_en, true, false, false, true, RssTable::settable, true, "mlx4"},
+	{"mlx5", DevKind::mlx5_core, true, false, false, true, RssTable::settable, true, "mlx5"},
+	{"ice", DevKind::ice, true, false, false, true, RssTable::settable, true, "ice"},
+	{"virtio_net", DevKind::virtio_net, false, false, false, true, RssTable::if_offered, true, "virtio_net.c"},
+	{"veth", DevKind::veth, false, false, true, true, RssTable::none, false, "veth.c"},
+	{"vmxnet3", DevKind::vmxnet3, true, false, false, false, RssTable::settable, true, "vmxnet3"},
+};
+
+void PrintTo(const RxDecisionRow &r, std::ostream *os)
+{
+	*os << r.name;
+}
+
+class NicRxDecisionFacts : public ::testing::TestWithParam<RxDecisionRow> {};
+
+TEST_P(NicRxDecisionFacts, ValuesAndSources)
+{
+	const RxDecisionRow &r = GetParam();
+	for (KernelVersion k : {K61, K612, K72}) {
+		const NicFacts f = nic_facts(r.drv, k);
+		EXPECT_EQ(f.strip_by_feature.value, r.strip_by_feature) << kernel_version_name(k);
+		EXPECT_EQ(f.vlan_filter_rx_all.value, r.rx_all_opens) << kernel_version_name(k);
+		EXPECT_EQ(f.rxq_from_peer.value, r.rxq_from_peer) << kernel_version_name(k);
+		EXPECT_EQ(f.set_channels.value, r.set_channels) << kernel_version_name(k);
+		EXPECT_EQ(f.rss_table.value, r.rss) << kernel_version_name(k);
+		EXPECT_EQ(f.rx_csum_mark.value, r.csum_mark) << kernel_version_name(k);
+		EXPECT_EQ(decap_cpumap_default(f), r.csum_mark) << kernel_version_name(k);
+		for (const auto *s : {&f.strip_by_feature.source, &f.vlan_filter_rx_all.source, &f.rxq_from_peer.source,
+				      &f.set_channels.source, &f.rss_table.source, &f.rx_csum_mark.source}) {
+			EXPECT_TRUE(has(*s, r.file)) << *s;
+			EXPECT_TRUE(has(*s, "()") || has(*s, "_ops") || has(*s, "FEATURES") || has(*s, "no ")) << *s;
+		}
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(Drivers, NicRxDecisionFacts, ::testing::ValuesIn(kRxDecisions),
+			 [](const auto &i) { return std::string(i.param.name); });
+
+// The Geneve decap default (geneve rule add --action decap): through the
+// CPUMAP wherever the driver's RX checksum mark would vouch for the inner
+// checksum after an XDP decap, and where the driver is not modelled.
+TEST(GeneveDecapDefault, PerDriverFromTheFacts)
+{
+	for (DevKind d : {DevKind::igb, DevKind::i40e, DevKind::mlx4_en, DevKind::mlx5_core, DevKind::ice,
+			  DevKind::igc, DevKind::virtio_net, DevKind::vmxnet3, DevKind::stmmac, DevKind::unknown})
+		EXPECT_TRUE(decap_cpumap_default(nic_facts(d, K612))) << dev_kind_name(d);
+	const NicFacts veth = nic_facts(DevKind::veth, K612);
+	EXPECT_FALSE(decap_cpumap_default(veth));
+	EXPECT_TRUE(has(veth.rx_csum_mark.source, "__xdp_build_skb_from_frame()")) << veth.rx_csum_mark.source;
+	EXPECT_TRUE(has(nic_facts(DevKind::unknown, K612).rx_csum_mark.source, "not modelled"));
+	// the decision is the fact's, whatever the driver
+	NicFacts f = nic_facts(DevKind::igb, K612);
+	f.rx_csum_mark.value = false;
+	EXPECT_FALSE(decap_cpumap_default(f));
+}

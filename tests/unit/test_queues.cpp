@@ -181,16 +181,46 @@ TEST(SteeringRemedy, PerDriver)
 		{"mlx4_en", {0}, {"DMFS", "flow-type udp4"}, {}},
 		{"virtio_net", {0}, {"combined 1", "no flow steering"}, {"udp4"}},
 		{"vmxnet3", {0, 1}, {"equal 2", "no flow steering"}, {"-L"}},
+		{"virtio_net", {1}, {"combined 1 (then bind queue 0)", "(where the device offers RSS)"}, {"udp4"}},
+		{"mlx5_core", {0, 1, 2, 3}, {"combined 4", "equal 4", "action 0"}, {"then bind", "DMFS"}},
+		// igc: the AF_XDP facts are modelled, the RX queue ones not: every remedy with its condition
+		{"igc", {0}, {"ethtool -L eth1", "ethtool -X eth1", "where the driver has flow steering"}, {}},
 		{"", {0}, {"ethtool -L eth1", "where the driver has flow steering"}, {}},
 	};
-	for (const auto &r : rows) {
-		std::string s = rx_steering_remedy(r.driver, "eth1", r.bound);
-		EXPECT_EQ(s.find('\n'), std::string::npos) << r.driver;
-		for (const char *w : r.says)
-			EXPECT_NE(s.find(w), std::string::npos) << r.driver << ": '" << w << "' not in: " << s;
-		for (const char *w : r.never)
-			EXPECT_EQ(s.find(w), std::string::npos) << r.driver << ": '" << w << "' in: " << s;
-	}
+	for (const auto &r : rows)
+		for (KernelVersion k : {KernelVersion::v6_1, KernelVersion::v6_12, KernelVersion::v7_2}) {
+			const auto kind = dev_kind_from_name(r.driver).value_or(DevKind::unknown);
+			std::string s = rx_steering_remedy(features::nic_facts(kind, k), "eth1", r.bound);
+			EXPECT_EQ(s.find('\n'), std::string::npos) << r.driver;
+			for (const char *w : r.says)
+				EXPECT_NE(s.find(w), std::string::npos) << r.driver << ": '" << w << "' not in: " << s;
+			for (const char *w : r.never)
+				EXPECT_EQ(s.find(w), std::string::npos) << r.driver << ": '" << w << "' in: " << s;
+		}
+	// the driver-name form takes the running kernel's facts of the same driver
+	EXPECT_EQ(rx_steering_remedy("igb", "eth1", {0}),
+		  rx_steering_remedy(features::nic_facts(DevKind::igb, running_kernel_model()), "eth1", {0}));
+}
+
+// The remedy follows the facts, not the driver's name: the same driver with
+// one fact changed gets another line.
+TEST(SteeringRemedy, FollowsTheFacts)
+{
+	features::NicFacts f = features::nic_facts(DevKind::i40e, KernelVersion::v6_12);
+	const std::string full = rx_steering_remedy(f, "eth1", {0});
+	EXPECT_NE(full.find("flow-type udp4"), std::string::npos) << full;
+	f.ntuple.value = features::Ntuple::none;
+	std::string s = rx_steering_remedy(f, "eth1", {0});
+	EXPECT_NE(s.find("i40e has no flow steering rules"), std::string::npos) << s;
+	f.set_channels.value = false;
+	f.rss_table.value = features::RssTable::none;
+	s = rx_steering_remedy(f, "eth1", {0});
+	EXPECT_EQ(s.find("ethtool -L eth1"), std::string::npos) << s;
+	EXPECT_EQ(s.find("ethtool -X eth1"), std::string::npos) << s;
+	EXPECT_NE(s.find("no ethtool -L or -X"), std::string::npos) << s;
+	f.rxq_from_peer.value = true;
+	s = rx_steering_remedy(f, "eth1", {0});
+	EXPECT_NE(s.find("peer's TX queue"), std::string::npos) << s;
 }
 
 } // namespace

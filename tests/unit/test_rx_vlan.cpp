@@ -261,10 +261,11 @@ TEST_F(RxVlanRecordTest, FailedSetLeavesNoRecord)
 
 struct FilterCase {
 	const char *name;
-	const char *driver;
+	const char *driver;	// the ethtool driver name; its facts are the 6.12 ones
 	bool on, fixed, promisc, rx_all, rx_all_changeable;
 	size_t uppers;
 	const char *expect;	// substring of the line, "" = no line
+	const char *never = nullptr;	// not in the line
 };
 
 TEST(VlanFilterAdvice, PerDriver)
@@ -279,12 +280,35 @@ TEST(VlanFilterAdvice, PerDriver)
 		{"i40e without VIDs: I40E_VLAN_ANY", "i40e", true, true, false, false, false, 0, ""},
 		{"i40e once a VID is registered", "i40e", true, true, false, false, false, 2,
 		 "once a VID is registered: only the VIDs of its 2 VLAN device(s), and untagged frames"},
+		{"i40e promiscuous: open", "i40e", true, true, true, false, false, 2, ""},
 		{"virtio_net fixed, no rx-all", "virtio_net", true, true, false, false, false, 0,
-		 "(ip link set eth0 promisc on)"},
+		 "(ip link set eth0 promisc on)", "rx-all"},
+		{"virtio_net: the host filters", "virtio_net", true, true, false, false, false, 0,
+		 "virtio_net on eth0 has the host filter VLANs (rx-vlan-filter on [fixed])", "in hardware"},
+		{"vmxnet3: the host filters", "vmxnet3", true, true, false, false, false, 0,
+		 "has the host filter VLANs", "in hardware"},
 		{"changeable filter: can be turned off", "ixgbe", true, false, false, false, false, 0,
 		 "ethtool -K eth0 rx-vlan-filter off"},
+		{"unmodelled: may be dropped", "ixgbe", true, false, false, false, false, 0, "tagged frames may be dropped"},
+		{"unmodelled: rx-all taken to open it", "ixgbe", true, true, false, false, true, 0,
+		 "or ethtool -K eth0 rx-all on"},
+		{"igc: AF_XDP facts only, its filter taken as it shows", "igc", true, true, false, false, true, 0,
+		 "(rx-vlan-filter on [fixed]) and no VLAN device registered a VID: tagged frames are dropped before XDP "
+		 "and TC see them (ip link set eth0 promisc on, or ethtool -K eth0 rx-all on)"},
 		{"changeable filter with VLAN devices: their VIDs are wanted", "ixgbe", true, false, false, false, false, 1,
 		 ""},
+		// mlx4 and mlx5: rx-all keeps bad-FCS frames, the VLAN filter stays
+		{"mlx4 default: rx-all is no remedy", "mlx4_en", true, true, false, false, true, 0,
+		 "tagged frames are dropped before XDP and TC see them (ip link set eth0 promisc on)", "rx-all"},
+		{"mlx4 with rx-all on: still filtered", "mlx4_en", true, true, false, true, true, 0,
+		 "rx-vlan-filter on [fixed]"},
+		{"mlx5 changeable: turn it off", "mlx5_core", true, false, false, false, true, 0,
+		 "tagged frames are dropped before XDP and TC see them (ethtool -K eth0 rx-vlan-filter off, or ip link "
+		 "set eth0 promisc on)",
+		 "rx-all"},
+		{"mlx5 turned off: nothing", "mlx5_core", false, false, false, false, true, 0, ""},
+		{"ice changeable with a VLAN device: its VID is wanted", "ice", true, false, false, false, false, 1, ""},
+		{"ice default", "ice", true, false, false, false, false, 0, "are dropped before XDP"},
 		{"no filter (veth)", "veth", false, false, false, false, false, 0, ""},
 	};
 	for (const auto &c : cases) {
@@ -296,12 +320,67 @@ TEST(VlanFilterAdvice, PerDriver)
 		f.rx_all = c.rx_all;
 		f.rx_all_changeable = c.rx_all_changeable;
 		f.vlan_uppers = c.uppers;
+		rx_vlan_apply_facts(f, features::nic_facts(dev_kind_from_name(c.driver).value_or(DevKind::unknown),
+							   KernelVersion::v6_12));
 		std::string line = vlan_filter_advice(f, "eth0");
 		if (!*c.expect)
 			EXPECT_EQ(line, "") << c.name;
 		else
 			EXPECT_NE(line.find(c.expect), std::string::npos) << c.name << ": " << line;
+		if (c.never)
+			EXPECT_EQ(line.find(c.never), std::string::npos) << c.name << ": " << line;
 	}
+}
+
+// The strip features say what is on; the driver's facts say whether "on"
+// means a tag outside the frame at XDP (veth shows them on, strips nothing).
+TEST(RxVlanApplyFacts, StripFeaturesPerDriver)
+{
+	struct Row {
+		DevKind drv;
+		bool ctag, stag;	// what the live features say
+		bool want_ctag, want_stag;
+	};
+	const Row rows[] = {
+		{DevKind::veth, true, true, false, false},
+		{DevKind::virtio_net, true, false, false, false},
+		{DevKind::igb, true, false, true, false},
+		{DevKind::i40e, true, false, true, false},
+		{DevKind::mlx4_en, true, true, true, true},
+		{DevKind::mlx5_core, false, false, false, false},
+		{DevKind::ice, true, false, true, false},
+		{DevKind::vmxnet3, true, false, true, false},
+		{DevKind::unknown, true, true, true, true},	// not modelled: the features taken at their word
+		{DevKind::igc, true, false, true, false},	// igc's RX VLAN facts not modelled: likewise
+	};
+	for (const auto &r : rows)
+		for (KernelVersion k : {KernelVersion::v6_1, KernelVersion::v6_12}) {
+			RxVlanFacts f;
+			f.ctag_strip = r.ctag;
+			f.stag_strip = r.stag;
+			rx_vlan_apply_facts(f, features::nic_facts(r.drv, k));
+			EXPECT_EQ(f.ctag_strip, r.want_ctag) << dev_kind_name(r.drv);
+			EXPECT_EQ(f.stag_strip, r.want_stag) << dev_kind_name(r.drv);
+			EXPECT_EQ(f.nic.driver, r.drv);
+		}
+	// nothing left to turn off on veth: no ethtool call, no line
+	RxVlanFacts v;
+	v.driver = "veth";
+	v.ctag_strip = true;
+	rx_vlan_apply_facts(v, features::nic_facts(DevKind::veth, KernelVersion::v6_12));
+	std::vector<std::string> calls;
+	FeatureSetter set = [&](const std::string &, const std::vector<std::pair<std::string, bool>> &w) -> Status {
+		for (const auto &[n, on] : w)
+			calls.push_back(n);
+		return ok();
+	};
+	char tmpl[] = "/tmp/xo-rxvlan-veth-XXXXXX";
+	ASSERT_NE(::mkdtemp(tmpl), nullptr);
+	auto t = rx_vlan_take_at(tmpl, "veth9", v, "vlan", TagReader::xdp_vlan, false, set);
+	std::filesystem::remove_all(tmpl);
+	ASSERT_TRUE(t) << t.error().msg;
+	EXPECT_EQ(*t, "");
+	EXPECT_TRUE(calls.empty());
 }
 
 } // namespace

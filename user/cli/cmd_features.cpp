@@ -165,12 +165,20 @@ std::vector<RxLine> rx_lines(const features::NicFacts &f)
 		l.b = x.value;
 		v.push_back(l);
 	};
+	// a fact this driver's model does not hold (empty source) says so
+	auto bm = [&](const char *key, const char *label, const Fact<bool> &x, std::string extra = {}) {
+		bl(key, label, x, std::move(extra));
+		if (x.source.empty())
+			v.back().text = "not modelled";
+	};
 	bl("native_xdp", "native XDP", f.native_xdp);
 	bl("vlan_strip_ctag", "802.1Q tag stripped before XDP", f.strip_ctag,
 	   f.strip_ctag.value ? " (rx-vlan-offload on by default)" : "");
 	bl("vlan_strip_stag", "802.1ad tag stripped before XDP", f.strip_stag,
 	   f.strip_stag.value ? " (rx-vlan-stag-hw-parse on by default)" : "");
 	bl("vlan_strip_changeable", "stripping can be turned off", f.strip_changeable);
+	bm("vlan_strip_by_feature", "rx-vlan-hw-parse on means stripped", f.strip_by_feature,
+	   f.strip_by_feature.value ? "" : " (shown, but nothing strips)");
 	{
 		RxLine l{"vlan_filter", "VLAN filter", features::vlan_filter_name(f.vlan_filter.value),
 			 f.vlan_filter.source, features::vlan_filter_name(f.vlan_filter.value)};
@@ -181,6 +189,7 @@ std::vector<RxLine> rx_lines(const features::NicFacts &f)
 		v.push_back(l);
 	}
 	bl("vlan_filter_fixed", "VLAN filter fixed on", f.vlan_filter_fixed);
+	bm("vlan_filter_rx_all", "rx-all opens the VLAN filter", f.vlan_filter_rx_all);
 	bl("rx_vlan_tag_kfunc", "bpf_xdp_metadata_rx_vlan_tag", f.rx_vlan_tag_kfunc,
 	   f.rx_vlan_tag_kfunc.value ? " (device-bound programs only)" : "");
 	{
@@ -211,8 +220,22 @@ std::vector<RxLine> rx_lines(const features::NicFacts &f)
 	{
 		RxLine l{"ntuple", "ntuple (ethtool -N)", features::ntuple_name(f.ntuple.value), f.ntuple.source,
 			 features::ntuple_name(f.ntuple.value)};
+		if (f.ntuple.source.empty())
+			l.text = "not modelled";
 		v.push_back(l);
 	}
+	bm("rxq_from_peer", "RX queue is the peer's TX queue", f.rxq_from_peer);
+	bm("set_channels", "queue count settable (ethtool -L)", f.set_channels);
+	{
+		RxLine l{"rss_table", "RSS indirection table", features::rss_table_name(f.rss_table.value),
+			 f.rss_table.source, features::rss_table_name(f.rss_table.value)};
+		if (f.rss_table.source.empty())
+			l.text = "not modelled";
+		v.push_back(l);
+	}
+	bm("rx_csum_mark", "outer UDP checksum marked verified", f.rx_csum_mark,
+	   features::decap_cpumap_default(f) ? " (Geneve decap goes through the CPUMAP by default)"
+					     : " (Geneve decap passes by default)");
 	return v;
 }
 

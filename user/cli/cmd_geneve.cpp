@@ -13,8 +13,10 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "xoffload/features.hpp"
 #include "xoffload/geneve.hpp"
 #include "xoffload/geneve_kernel.hpp"
+#include "xoffload/kernel.hpp"
 #include "xoffload/linkwatch.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pins.hpp"
@@ -586,13 +588,19 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 					if (!c)
 						return c.error();
 					std::string drv = driver_name(dev.name);
+					const KernelRelease &k = running_kernel();
+					const features::NicFacts nf = features::nic_facts(
+						dev_kind_from_name(drv).value_or(DevKind::unknown), k.major, k.minor);
 					if (!(c->flags & XO_GNV_F_DECAP_CHOSEN) && !(c->flags & XO_GNV_F_DECAP_CPUMAP) &&
-					    decap_cpumap_default(drv)) {
+					    features::decap_cpumap_default(nf)) {
 						if (auto st = m.set_decap_cpumap(true, false); !st)
 							return st;
+						const std::string why =
+							drv.empty()    ? std::string("driver unknown")
+							: nf.modelled ? drv + " marks the outer UDP checksum verified"
+								      : drv + " not modelled";
 						via_note = "decapped frames go to the stack through the CPUMAP, so it "
-							   "verifies their inner checksums (" +
-							   (drv.empty() ? std::string("driver unknown") : drv) +
+							   "verifies their inner checksums (" + why +
 							   "; geneve decap-via " + dev.name + " pass to change)";
 					}
 				}

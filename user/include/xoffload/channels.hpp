@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "xoffload/features.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/result.hpp"
 
@@ -48,9 +49,14 @@ std::string queue_list_text(const std::vector<uint32_t> &qs);
 namespace xoffload {
 
 // How to bring the flows of a device's other RX queues to the queues in
-// @bound, for its driver (the ethtool driver name, e.g. "i40e"): RSS
-// (ethtool -L / -X), flow steering (ethtool -N ... action Q) where the
-// driver has it, and each driver's limits. One sentence, no newline.
+// @bound, from its driver's facts (rxq_from_peer, set_channels, rss_table,
+// ntuple): RSS (ethtool -L / -X) and flow steering (ethtool -N ... action Q)
+// where the driver has them, and its limits; every remedy with its
+// condition where the facts are not modelled. One sentence, no newline.
+std::string rx_steering_remedy(const features::NicFacts &f, const std::string &ifname,
+			       const std::vector<uint32_t> &bound);
+// The same for the ethtool driver name @driver ("i40e"), under the running
+// kernel's facts.
 std::string rx_steering_remedy(std::string_view driver, const std::string &ifname,
 			       const std::vector<uint32_t> &bound);
 

@@ -267,6 +267,14 @@ enum class Ntuple {
 };
 const char *ntuple_name(Ntuple n);
 
+// The RSS indirection table that ethtool -X sets (ethtool_ops.set_rxfh).
+enum class RssTable {
+	none,		// no table: the driver has no set_rxfh
+	settable,	// ethtool -X IFACE equal N
+	if_offered,	// only where the device offers RSS (virtio_net: VIRTIO_NET_F_RSS)
+};
+const char *rss_table_name(RssTable r);
+
 // UDP tunnel port table of the NIC (udp_tunnel_nic_info): bits of these.
 inline constexpr unsigned kTunnelVxlan = 1, kTunnelGeneve = 2;
 
@@ -280,9 +288,15 @@ struct NicFacts {
 	Fact<bool> strip_ctag;		// 802.1Q tag taken out of the frame before XDP (rx-vlan-offload on)
 	Fact<bool> strip_stag;		// 802.1ad tag taken out too (rx-vlan-stag-hw-parse on)
 	Fact<bool> strip_changeable;	// rx-vlan-offload is in hw_features (ethtool -K can turn it off)
+	// The live rx-vlan-hw-parse/-stag-hw-parse say whether the driver strips
+	// before XDP (true); false: the features are shown but no RX path of the
+	// driver strips (veth), so turning them off changes nothing.
+	Fact<bool> strip_by_feature;
 	Fact<VlanFilter> vlan_filter;	// default rx-vlan-filter behaviour
 	Fact<bool> vlan_filter_fixed;	// rx-vlan-filter cannot be turned off ([fixed])
 	std::string vlan_filter_remedy;	// how to let unregistered VIDs through, "" when nothing filters
+	Fact<bool> vlan_filter_rx_all;	// ethtool -K rx-all on lets every VID through too (igb); elsewhere
+					// rx-all only keeps frames with a bad FCS
 	Fact<bool> rx_vlan_tag_kfunc;	// bpf_xdp_metadata_rx_vlan_tag (6.8+, device-bound programs only)
 	Fact<unsigned> udp_tunnel_table;	// kTunnelVxlan | kTunnelGeneve, 0 for none
 	// AF_XDP
@@ -298,6 +312,16 @@ struct NicFacts {
 	bool xdp_max_mtu_frags = false;	// a frags-aware program lifts that limit
 	int xdp_mtu_errno = 0;		// what the attach above xdp_max_mtu returns
 	Fact<Ntuple> ntuple;
+	// RX queues: what picks the queue a frame (and so an AF_XDP socket) gets.
+	// An empty source: not modelled for this driver.
+	Fact<bool> rxq_from_peer;	// the sending peer's TX queue is the RX queue (veth), no hash
+	Fact<bool> set_channels;	// ethtool -L (ethtool_ops.set_channels)
+	Fact<RssTable> rss_table;	// ethtool -X
+	// RX checksum: the driver marks a UDP frame's outer checksum verified
+	// (CHECKSUM_UNNECESSARY, csum_level 0) from its descriptor, and the skb
+	// built after XDP_PASS keeps that mark: after an XDP decap the stack
+	// takes it for the inner checksum. true for an unmodelled driver.
+	Fact<bool> rx_csum_mark;
 };
 
 // The facts of @driver under Linux @major.@minor. Never fails: an unknown
@@ -338,6 +362,12 @@ struct TxCsumDecision {
 // @zero_copy: the mode the socket is bound in (after an `auto` bind, the
 // mode it got). @md_registered: the UMEM carries TX metadata.
 TxCsumDecision tx_csum_decision(const NicFacts &f, bool zero_copy, bool md_registered);
+
+// Whether xdp_geneve's decapped frames reach the stack through the CPUMAP
+// (an skb built anew, CHECKSUM_NONE) when the user has not chosen: where
+// the driver's RX checksum mark would vouch for the inner checksum
+// (rx_csum_mark), and on a driver not modelled.
+bool decap_cpumap_default(const NicFacts &f);
 
 // The one line an XDP attach failure of @err (negative errno) on a device
 // of @driver at @mtu means, from the facts; "" when the facts say nothing

@@ -99,8 +99,9 @@ public:
 	// receiving CPU (on: an skb built anew, CHECKSUM_NONE, so the stack
 	// verifies the inner checksum) or by XDP_PASS (off: the skb keeps what
 	// the driver said of the outer frame). @chosen records that the user
-	// decided, so that decap_cpumap_default() leaves it alone. On fills
-	// the CPUMAP entries of every online CPU below XO_GNV_MAX_QUEUES.
+	// decided, so that the default (features::decap_cpumap_default()) leaves
+	// it alone. On fills the CPUMAP entries of every online CPU below
+	// XO_GNV_MAX_QUEUES.
 	Status set_decap_cpumap(bool on, bool chosen);
 
 	Result<xo_gnv_cfg> cfg() const;
@@ -124,11 +125,6 @@ private:
 
 	UniqueFd ports_, rules_, cfg_, optcls_, xsks_, cpus_, stats_, vstats_, dir_;
 };
-
-// Whether decapped frames should go through the CPUMAP on a device of
-// @driver when the user has not said: every driver but veth, where a
-// frame's checksum state is the sender's own (a veth marks nothing).
-bool decap_cpumap_default(const std::string &driver);
 
 // Map names as the skeleton declares them (also the pin file names).
 std::vector<std::string> geneve_map_names();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "xoffload/features.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/result.hpp"
 
@@ -29,15 +30,28 @@ struct RxVlanFacts {
 	bool rx_all = false, rx_all_changeable = false;	// rx-all
 	bool promisc = false;			// IFF_PROMISC
 	size_t vlan_uppers = 0;			// VLAN devices on it: the VIDs it registered
+	// What the driver does with them (features::nic_facts() of the running
+	// kernel): whether the strip features mean a strip at XDP, how its VLAN
+	// filter behaves and what opens it. The fields above are what is on now.
+	features::NicFacts nic;
 };
 
-// Reads them for @dev in the current network namespace.
+// Reads them for @dev in the current network namespace, with the facts of
+// its driver under the running kernel (rx_vlan_apply_facts()).
 Result<RxVlanFacts> rx_vlan_facts(const Netdev &dev);
+
+// Puts the driver's facts into @f: where the driver strips nothing at XDP
+// whatever its features say (nic.strip_by_feature false: veth), the strip
+// fields go false, so nothing is turned off and no line is printed for them.
+void rx_vlan_apply_facts(RxVlanFacts &f, const features::NicFacts &nic);
 
 // The one line that says a hardware VLAN filter of @ifname drops tagged
 // frames before XDP and TC see them, with the remedy for its driver; empty
-// when the filter lets every VID through (or is off, or promiscuous mode or
-// rx-all opens it).
+// when the filter lets every VID through (or is off, or promiscuous mode or,
+// where the driver's facts say it opens the filter, rx-all). The driver's
+// behaviour comes from f.nic (i40e: open until a VID is registered; who
+// filters; whether rx-all helps), the current setting from the live fields;
+// an unmodelled driver is taken at its rx-vlan-filter.
 std::string vlan_filter_advice(const RxVlanFacts &f, const std::string &ifname);
 
 // Prints vlan_filter_advice for @dev on stderr ("xoffload: ..."), if any.

@@ -476,11 +476,6 @@ Status GeneveMaps::set_decap_cpumap(bool on, bool chosen)
 	return put_cfg(*c);
 }
 
-bool decap_cpumap_default(const std::string &driver)
-{
-	return driver != "veth";
-}
-
 Status GeneveMaps::set_xsk(uint32_t queue, uint32_t slot, int xsk_fd, bool replace)
 {
 	if (queue >= XO_GNV_MAX_RXQ)

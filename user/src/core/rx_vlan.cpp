@@ -22,6 +22,7 @@
 #include "xoffload/ethtool_features.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/kernel.hpp"
 #include "xoffload/pins.hpp"
 
 namespace xoffload {
@@ -195,43 +196,62 @@ Result<RxVlanFacts> rx_vlan_facts(const Netdev &dev)
 		return meta.error();
 	f.meta_kfunc = *meta;
 	f.driver = live_driver_name(dev.name);
-	// veth never strips: a tag is outside the data when its sender's TX
-	// VLAN offload kept it there (skb->vlan_tci), and the stack untags
-	// in-data tags whatever the receiver's features (veth.c has no
-	// NETIF_F_HW_VLAN_*_RX in its datapath); turning them off changes nothing
-	if (f.driver == "veth")
-		f.ctag_strip = f.stag_strip = false;
+	const KernelRelease &k = running_kernel();
+	rx_vlan_apply_facts(f, features::nic_facts(dev_kind_from_name(f.driver).value_or(DevKind::unknown), k.major,
+						   k.minor));
 	if (auto s = read_links(dev.ifindex, f); !s)
 		return s.error();
 	return f;
 }
 
+void rx_vlan_apply_facts(RxVlanFacts &f, const features::NicFacts &nic)
+{
+	f.nic = nic;
+	// veth shows rx-vlan-hw-parse on but strips nothing: a tag is outside
+	// the data when its sender's TX VLAN offload kept it there
+	// (skb->vlan_tci); turning the features off changes nothing
+	if (!nic.strip_by_feature.value)
+		f.ctag_strip = f.stag_strip = false;
+}
+
 std::string vlan_filter_advice(const RxVlanFacts &f, const std::string &ifname)
 {
-	if (!f.filter_on || f.promisc || f.rx_all)
+	using features::VlanFilter;
+	const features::NicFacts &n = f.nic;
+	// rx-all opens the filter only where the driver says so (igb); mlx4
+	// and mlx5 take it for "keep bad-FCS frames". A fact without a source
+	// is not modelled for the driver: the live settings alone, as ever
+	const bool rx_all_opens = n.vlan_filter_rx_all.source.empty() || n.vlan_filter_rx_all.value;
+	const bool known = !n.vlan_filter.source.empty();
+	if (!f.filter_on || f.promisc || (f.rx_all && rx_all_opens))
 		return {};
 	const std::string open = "ip link set " + ifname + " promisc on" +
-				 (f.rx_all_changeable ? ", or ethtool -K " + ifname + " rx-all on" : "");
+				 (f.rx_all_changeable && rx_all_opens ? ", or ethtool -K " + ifname + " rx-all on" : "");
 	const std::string who = (f.driver.empty() ? std::string("the driver") : f.driver) + " on " + ifname;
-	if (f.driver == "i40e") {
-		// I40E_VLAN_ANY until a VID is registered (i40e_main.c)
+	// the host's filter (virtio_net's VIRTIO_NET_F_CTRL_VLAN, vmxnet3's
+	// vfTable) drops the frames before the guest's XDP as a NIC's does
+	const std::string filters = known && n.vlan_filter.value == VlanFilter::host
+					    ? " has the host filter VLANs"
+					    : " filters VLANs in hardware";
+	if (known && n.vlan_filter.value == VlanFilter::after_first_vid) {
+		// I40E_VLAN_ANY until a VID is registered
 		if (!f.vlan_uppers)
 			return {};
-		return who + " filters VLANs in hardware once a VID is registered: only the VIDs of its " +
+		return who + filters + " once a VID is registered: only the VIDs of its " +
 		       std::to_string(f.vlan_uppers) + " VLAN device(s), and untagged frames, arrive (" + open + ")";
 	}
 	if (f.vlan_uppers)
-		return f.filter_fixed ? who + " filters VLANs in hardware (rx-vlan-filter on [fixed]): only the VIDs of its " +
+		return f.filter_fixed ? who + filters + " (rx-vlan-filter on [fixed]): only the VIDs of its " +
 						std::to_string(f.vlan_uppers) +
 						" VLAN device(s) arrive; other tagged frames are dropped before XDP and TC (" +
 						open + ")"
 				      : std::string();
 	if (f.filter_fixed)
-		return who + " filters VLANs in hardware (rx-vlan-filter on [fixed]) and no VLAN device registered a "
-			     "VID: tagged frames are dropped before XDP and TC see them (" + open + ")";
-	return who + " filters VLANs in hardware (rx-vlan-filter on) and no VLAN device registered a VID: tagged "
-		     "frames may be dropped before XDP and TC see them (ethtool -K " + ifname + " rx-vlan-filter off, or " +
-	       open + ")";
+		return who + filters + " (rx-vlan-filter on [fixed]) and no VLAN device registered a VID: tagged "
+				       "frames are dropped before XDP and TC see them (" + open + ")";
+	return who + filters + " (rx-vlan-filter on) and no VLAN device registered a VID: tagged frames " +
+	       (known && n.vlan_filter.value == VlanFilter::drops_unregistered ? "are" : "may be") +
+	       " dropped before XDP and TC see them (ethtool -K " + ifname + " rx-vlan-filter off, or " + open + ")";
 }
 
 void warn_vlan_filter(const Netdev &dev)

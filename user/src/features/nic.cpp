@@ -35,10 +35,13 @@ void igb(NicFacts &f, Rel r)
 				      "in skb->vlan_tci");
 	f.strip_stag = fact(false, m + "igb_reset(): VET = 0x8100 only, an 802.1ad tag stays in the frame");
 	f.strip_changeable = fact(true, m + "igb_probe(): HW_VLAN_CTAG_RX in hw_features");
+	f.strip_by_feature = fact(true, m + "igb_vlan_mode(): CTRL.VME (the strip) follows HW_VLAN_CTAG_RX");
 	f.vlan_filter = fact(VlanFilter::drops_unregistered,
 			     m + "igb_set_rx_mode(): RCTL.VFE unless IFF_PROMISC or rx-all (NETIF_F_RXALL)");
 	f.vlan_filter_fixed = fact(true, m + "igb_probe(): HW_VLAN_CTAG_FILTER in features, not in hw_features");
 	f.vlan_filter_remedy = "promiscuous mode (ip link set IFACE promisc on) or ethtool -K IFACE rx-all on";
+	f.vlan_filter_rx_all = fact(true, m + "igb_set_rx_mode(): IFF_PROMISC or NETIF_F_RXALL -> "
+					      "igb_vlan_promisc_enable()");
 	f.rx_vlan_tag_kfunc = fact(false, m + "igb_netdev_ops: no xdp_metadata_ops");
 	f.udp_tunnel_table = fact(0u, m + "no udp_tunnel_nic_info");
 	// from 6.14, when igb has zero-copy; said for every release so that a
@@ -64,6 +67,10 @@ void igb(NicFacts &f, Rel r)
 	f.ntuple = fact(Ntuple::ether_only, kIntel + "igb/igb_ethtool.c igb_add_ethtool_nfc_entry(): only "
 							 "ETHER_FLOW (MAC, ethertype, VLAN TCI); igb_probe(): NTUPLE from "
 							 "i350 on");
+	f.set_channels = fact(true, kIntel + "igb/igb_ethtool.c igb_ethtool_ops: .set_channels = igb_set_channels");
+	f.rss_table = fact(RssTable::settable, kIntel + "igb/igb_ethtool.c igb_ethtool_ops: .set_rxfh = igb_set_rxfh");
+	f.rx_csum_mark = fact(true, m + "igb_rx_checksum(): CHECKSUM_UNNECESSARY from the descriptor's TCPCS/UDPCS "
+					"(igb_process_skb_fields(), after igb_run_xdp())");
 }
 
 void i40e(NicFacts &f, Rel r)
@@ -75,12 +82,15 @@ void i40e(NicFacts &f, Rel r)
 				      "L2TAG1 (zero-copy: i40e_xsk.c the same)");
 	f.strip_stag = fact(false, m + "i40e_config_netdev(): no HW_VLAN_STAG_RX");
 	f.strip_changeable = fact(true, m + "i40e_config_netdev(): HW_VLAN_CTAG_RX in hw_features");
+	f.strip_by_feature = fact(true, m + "i40e_set_features(): HW_VLAN_CTAG_RX -> i40e_vlan_stripping_enable()"
+					    "/disable()");
 	f.vlan_filter = fact(VlanFilter::after_first_vid,
 			     m + "i40e_correct_mac_vlan_filters(): I40E_VLAN_ANY while no VID is registered; "
 				 "from the first VID only the registered ones and untagged frames");
 	f.vlan_filter_fixed = fact(true, m + "i40e_config_netdev(): HW_VLAN_CTAG_FILTER in features, not in "
 					     "hw_features");
 	f.vlan_filter_remedy = "a VLAN device per VID, or promiscuous mode (ip link set IFACE promisc on)";
+	f.vlan_filter_rx_all = fact(false, m + "i40e_config_netdev(): no NETIF_F_RXALL");
 	f.rx_vlan_tag_kfunc = fact(false, m + "i40e_netdev_ops: no xdp_metadata_ops");
 	f.udp_tunnel_table = fact(kTunnelVxlan | kTunnelGeneve,
 				  m + "i40e_probe(): udp_tunnel_nic tables[0] VXLAN | GENEVE");
@@ -104,6 +114,13 @@ void i40e(NicFacts &f, Rel r)
 	}
 	f.xdp_mtu_errno = EINVAL;
 	f.ntuple = fact(Ntuple::full, m + "i40e_config_netdev(): NTUPLE (flow director) in hw_features");
+	f.set_channels = fact(true, kIntel + "i40e/i40e_ethtool.c i40e_ethtool_ops: .set_channels = "
+					     "i40e_set_channels");
+	f.rss_table = fact(RssTable::settable, kIntel + "i40e/i40e_ethtool.c i40e_ethtool_ops: .set_rxfh = "
+							"i40e_set_rxfh");
+	f.rx_csum_mark = fact(true, kIntel + "i40e/i40e_txrx.c i40e_rx_checksum(): CHECKSUM_UNNECESSARY, csum_level 0 "
+					     "for a UDP port not in its tunnel table (i40e_process_skb_fields(), "
+					     "after i40e_run_xdp())");
 }
 
 void mlx4(NicFacts &f, Rel r)
@@ -116,12 +133,16 @@ void mlx4(NicFacts &f, Rel r)
 	f.strip_stag = fact(true, m + "mlx4_en_init_netdev(): HW_VLAN_STAG_RX on unless the firmware has "
 				      "SKIP_OUTER_VLAN");
 	f.strip_changeable = fact(true, m + "mlx4_en_init_netdev(): HW_VLAN_CTAG_RX in hw_features");
+	f.strip_by_feature = fact(true, m + "mlx4_en_set_features(): HW_VLAN_CTAG_RX/STAG_RX changed -> the RX "
+					    "rings are reset with the new strip setting");
 	f.vlan_filter = fact(VlanFilter::drops_unregistered,
 			     kMlx + "mlx4/en_port.c mlx4_SET_VLAN_FLTR(): the filter holds the registered VIDs "
 				    "(active_vlans)");
 	f.vlan_filter_fixed = fact(true, m + "mlx4_en_init_netdev(): HW_VLAN_CTAG_FILTER in features, not in "
 					     "hw_features");
 	f.vlan_filter_remedy = "a VLAN device per VID, or promiscuous mode (ip link set IFACE promisc on)";
+	f.vlan_filter_rx_all = fact(false, m + "mlx4_en_set_features(): NETIF_F_RXALL only turns the port's FCS "
+					       "check off (mlx4_SET_PORT_fcs_check)");
 	f.rx_vlan_tag_kfunc = fact(false, r.at(6, 3) ? m + "mlx4_xdp_metadata_ops: timestamp and hash only"
 						      : m + "no xdp_metadata_ops");
 	f.udp_tunnel_table = fact(kTunnelVxlan, m + "mlx4_udp_tunnels: VXLAN only");
@@ -136,6 +157,12 @@ void mlx4(NicFacts &f, Rel r)
 	f.ntuple = fact(Ntuple::dmfs_only, m + "mlx4_en_init_netdev(): NTUPLE only with "
 					       "MLX4_STEERING_MODE_DEVICE_MANAGED (log_num_mgm_entry_size=-1), not "
 					       "DMFS A0 static");
+	f.set_channels = fact(true, kMlx + "mlx4/en_ethtool.c mlx4_en_ethtool_ops: .set_channels = "
+					   "mlx4_en_set_channels");
+	f.rss_table = fact(RssTable::settable, kMlx + "mlx4/en_ethtool.c mlx4_en_ethtool_ops: .set_rxfh = "
+						     "mlx4_en_set_rxfh");
+	f.rx_csum_mark = fact(true, kMlx + "mlx4/en_rx.c mlx4_en_process_rx_cq(): CHECKSUM_UNNECESSARY when the CQE "
+					   "says the TCP/UDP checksum is good (after the XDP program ran)");
 }
 
 void mlx5(NicFacts &f, Rel r)
@@ -146,11 +173,15 @@ void mlx5(NicFacts &f, Rel r)
 				      "vlan_strip_disable off); the tag is in the CQE when XDP runs");
 	f.strip_stag = fact(false, m + "mlx5e_build_nic_netdev(): no HW_VLAN_STAG_RX");
 	f.strip_changeable = fact(true, m + "mlx5e_build_nic_netdev(): HW_VLAN_CTAG_RX in hw_features");
+	f.strip_by_feature = fact(true, m + "mlx5e_set_features(): HW_VLAN_CTAG_RX -> set_feature_rx_vlan() "
+					    "(the RQs' vlan_strip_disable)");
 	f.vlan_filter = fact(VlanFilter::drops_unregistered,
 			     m + "mlx5e_build_nic_netdev(): HW_VLAN_CTAG_FILTER on; en_fs.c: flow rules for the "
 				 "registered VIDs and untagged only");
 	f.vlan_filter_fixed = fact(false, m + "mlx5e_build_nic_netdev(): HW_VLAN_CTAG_FILTER in hw_features");
 	f.vlan_filter_remedy = "ethtool -K IFACE rx-vlan-filter off";
+	f.vlan_filter_rx_all = fact(false, m + "set_feature_rx_all(): NETIF_F_RXALL only turns the port's FCS "
+					       "check off (mlx5_set_port_fcs)");
 	f.rx_vlan_tag_kfunc = r.at(6, 8) ? fact(true, kMlx + "mlx5/core/en/xdp.c mlx5e_xdp_rx_vlan_tag() (proto "
 							     "always 802.1Q)")
 					 : fact(false, kMlx + "mlx5/core/en/xdp.c: no xmo_rx_vlan_tag before 6.8");
@@ -170,6 +201,13 @@ void mlx5(NicFacts &f, Rel r)
 	f.xdp_max_mtu_frags = true;
 	f.xdp_mtu_errno = EINVAL;
 	f.ntuple = fact(Ntuple::full, m + "mlx5e_build_nic_netdev(): NTUPLE (ethtool steering, aRFS)");
+	f.set_channels = fact(true, kMlx + "mlx5/core/en_ethtool.c mlx5e_ethtool_ops: .set_channels = "
+					   "mlx5e_set_channels");
+	f.rss_table = fact(RssTable::settable, kMlx + "mlx5/core/en_ethtool.c mlx5e_ethtool_ops: .set_rxfh = "
+						     "mlx5e_set_rxfh");
+	f.rx_csum_mark = fact(true, kMlx + "mlx5/core/en_rx.c mlx5e_handle_csum(): with an XDP program no "
+					   "CHECKSUM_COMPLETE (en_main.c: MLX5E_RQ_STATE_NO_CSUM_COMPLETE when "
+					   "params->xdp_prog), CHECKSUM_UNNECESSARY on the CQE's L3_OK and L4_OK");
 }
 
 void ice(NicFacts &f, Rel r)
@@ -180,10 +218,12 @@ void ice(NicFacts &f, Rel r)
 	f.strip_stag = fact(false, m + "ice_set_netdev_features(): HW_VLAN_STAG_RX offered in double VLAN mode, "
 				       "off by default");
 	f.strip_changeable = fact(true, m + "ice_set_netdev_features(): HW_VLAN_CTAG_RX in hw_features");
+	f.strip_by_feature = fact(true, m + "ice_set_vlan_offload_features(): stripping follows HW_VLAN_CTAG_RX");
 	f.vlan_filter = fact(VlanFilter::drops_unregistered,
 			     m + "ice_set_netdev_features(): HW_VLAN_CTAG_FILTER on (VSI VLAN pruning)");
 	f.vlan_filter_fixed = fact(false, m + "ice_set_netdev_features(): HW_VLAN_CTAG_FILTER in hw_features");
 	f.vlan_filter_remedy = "ethtool -K IFACE rx-vlan-filter off";
+	f.vlan_filter_rx_all = fact(false, m + "ice_set_netdev_features(): no NETIF_F_RXALL");
 	f.rx_vlan_tag_kfunc = r.at(6, 8) ? fact(true, kIntel + "ice/ice_txrx_lib.c ice_xdp_rx_vlan_tag()")
 					 : fact(false, "ice: no xmo_rx_vlan_tag before 6.8");
 	f.udp_tunnel_table = fact(kTunnelVxlan | kTunnelGeneve, m + "ice_init_dev(): udp_tunnel_nic tables VXLAN, "
@@ -206,6 +246,10 @@ void ice(NicFacts &f, Rel r)
 					"XDP\"");
 	f.xdp_mtu_errno = EOPNOTSUPP;
 	f.ntuple = fact(Ntuple::full, m + "ice_set_netdev_features(): NTUPLE (flow director)");
+	f.set_channels = fact(true, kIntel + "ice/ice_ethtool.c ice_ethtool_ops: .set_channels = ice_set_channels");
+	f.rss_table = fact(RssTable::settable, kIntel + "ice/ice_ethtool.c ice_ethtool_ops: .set_rxfh = ice_set_rxfh");
+	f.rx_csum_mark = fact(true, kIntel + "ice/ice_txrx_lib.c ice_rx_csum(): CHECKSUM_UNNECESSARY from the "
+					     "descriptor (ice_process_skb_fields(), after the XDP program)");
 }
 
 void igc(NicFacts &f, Rel)
@@ -218,6 +262,7 @@ void igc(NicFacts &f, Rel)
 	f.zc_tx_no_xdp_errno = ENXIO;
 	f.tx_md_csum_zc = fact(false, m + "igc_xsk_tx_metadata_ops: timestamp only, no tmo_request_checksum "
 					  "(7.2 module neither)");
+	f.rx_csum_mark = fact(true, m + "igc_rx_checksum(): CHECKSUM_UNNECESSARY from the descriptor's TCPCS/UDPCS");
 }
 
 void stmmac(NicFacts &f, Rel)
@@ -236,10 +281,12 @@ void virtio(NicFacts &f, Rel r)
 	f.strip_ctag = fact(false, m + "virtnet_probe(): no HW_VLAN_CTAG_RX, tags stay in the frame");
 	f.strip_stag = fact(false, m + "virtnet_probe(): no HW_VLAN_STAG_RX");
 	f.strip_changeable = fact(false, m + "nothing to turn off");
+	f.strip_by_feature = fact(false, m + "virtnet_probe(): no HW_VLAN_CTAG_RX: nothing strips");
 	f.vlan_filter = fact(VlanFilter::host, m + "virtnet_probe(): HW_VLAN_CTAG_FILTER with VIRTIO_NET_F_CTRL_VLAN; "
 						    "the host drops VIDs the guest did not register (qemu, emulated)");
 	f.vlan_filter_fixed = fact(true, m + "virtnet_probe(): HW_VLAN_CTAG_FILTER in features, not in hw_features");
 	f.vlan_filter_remedy = "a VLAN device per VID, or promiscuous mode (qemu then filters nothing)";
+	f.vlan_filter_rx_all = fact(false, m + "virtnet_probe(): no NETIF_F_RXALL");
 	f.rx_vlan_tag_kfunc = fact(false, r.at(6, 10) ? m + "virtnet_xdp_metadata_ops: hash only"
 						      : m + "no xdp_metadata_ops");
 	f.udp_tunnel_table = fact(0u, m + "no udp_tunnel_nic_info");
@@ -273,6 +320,12 @@ void virtio(NicFacts &f, Rel r)
 	}
 	f.xdp_mtu_errno = EINVAL;
 	f.ntuple = fact(Ntuple::none, m + "no NETIF_F_NTUPLE");
+	f.set_channels = fact(true, m + "virtnet_ethtool_ops: .set_channels = virtnet_set_channels");
+	f.rss_table = fact(RssTable::if_offered, m + "virtnet_set_rxfh(): an indirection table only with "
+						     "VIRTIO_NET_F_RSS (vi->has_rss), else -EOPNOTSUPP");
+	f.rx_csum_mark = fact(true, m + (r.at(6, 11) ? "virtnet_receive_done()" : "receive_buf()") +
+				    ": the host's VIRTIO_NET_HDR_F_DATA_VALID -> CHECKSUM_UNNECESSARY, flags saved "
+				    "before XDP runs");
 }
 
 void veth(NicFacts &f, Rel r)
@@ -285,8 +338,12 @@ void veth(NicFacts &f, Rel r)
 	f.strip_stag = fact(false, m + "the same for 802.1ad");
 	f.strip_changeable = fact(false, m + "nothing strips; the peer's tx-vlan-offload decides (ethtool -K PEER "
 					     "txvlan off puts the tag into the frame)");
+	f.strip_by_feature = fact(false, m + "VETH_FEATURES shows HW_VLAN_CTAG_RX/STAG_RX, but no RX path reads "
+					     "them: veth_xdp_rcv_skb() runs XDP on the skb as sent, and a tag the "
+					     "sender kept in skb->vlan_tci stays there whatever they say");
 	f.vlan_filter = fact(VlanFilter::none, m + "VETH_FEATURES: no HW_VLAN_CTAG_FILTER");
 	f.vlan_filter_fixed = fact(false, m + "no filter");
+	f.vlan_filter_rx_all = fact(false, m + "no filter");
 	f.rx_vlan_tag_kfunc = r.at(6, 8) ? fact(true, m + "veth_xdp_rx_vlan_tag() (device-bound programs only)")
 					 : fact(false, m + "no xmo_rx_vlan_tag before 6.8");
 	f.udp_tunnel_table = fact(0u, m + "no udp_tunnel_nic_info");
@@ -299,6 +356,14 @@ void veth(NicFacts &f, Rel r)
 	f.xdp_max_mtu_frags = true;
 	f.xdp_mtu_errno = ERANGE;
 	f.ntuple = fact(Ntuple::none, m + "no NETIF_F_NTUPLE");
+	f.rxq_from_peer = fact(true, m + "veth_xmit(): rxq = skb_get_queue_mapping(skb), the peer's TX queue");
+	f.set_channels = fact(true, m + "veth_ethtool_ops: .set_channels = veth_set_channels");
+	f.rss_table = fact(RssTable::none, m + "veth_ethtool_ops: no set_rxfh");
+	f.rx_csum_mark = fact(false, m + "veth_xmit() and veth_xdp_rcv_skb() never set ip_summed: an skb from "
+					 "the peer keeps its sender's state (a local sender's CHECKSUM_PARTIAL, a "
+					 "raw one's CHECKSUM_NONE; a frame forwarded from a NIC keeps that NIC's "
+					 "mark), and an xdp_frame redirected in becomes an skb with CHECKSUM_NONE "
+					 "(veth_xdp_rcv_bulk_skb() -> __xdp_build_skb_from_frame())");
 }
 
 void vmxnet3(NicFacts &f, Rel r)
@@ -309,11 +374,14 @@ void vmxnet3(NicFacts &f, Rel r)
 	f.strip_ctag = fact(true, m + "vmxnet3_declare_features(): HW_VLAN_CTAG_RX in features");
 	f.strip_stag = fact(false, m + "vmxnet3_declare_features(): no HW_VLAN_STAG_RX");
 	f.strip_changeable = fact(true, m + "vmxnet3_declare_features(): HW_VLAN_CTAG_RX in hw_features");
+	f.strip_by_feature = fact(true, "drivers/net/vmxnet3/vmxnet3_ethtool.c vmxnet3_set_features(): "
+					"HW_VLAN_CTAG_RX -> UPT1_F_RXVLAN");
 	f.vlan_filter = fact(VlanFilter::host, m + "vmxnet3_vlan_rx_add_vid(): the device's vfTable holds the "
 						    "registered VIDs, emptied in promiscuous mode");
 	f.vlan_filter_fixed = fact(true, m + "vmxnet3_declare_features(): HW_VLAN_CTAG_FILTER in features, not in "
 					     "hw_features");
 	f.vlan_filter_remedy = "a VLAN device per VID, or promiscuous mode (ip link set IFACE promisc on)";
+	f.vlan_filter_rx_all = fact(false, m + "vmxnet3_declare_features(): no NETIF_F_RXALL");
 	f.rx_vlan_tag_kfunc = fact(false, m + "no xdp_metadata_ops");
 	f.udp_tunnel_table = fact(0u, m + "no udp_tunnel_nic_info");
 	f.zero_copy = fact(false, m + "vmxnet3_netdev_ops: no ndo_xsk_wakeup (copy mode only)");
@@ -326,6 +394,11 @@ void vmxnet3(NicFacts &f, Rel r)
 		f.xdp_mtu_errno = EOPNOTSUPP;
 	}
 	f.ntuple = fact(Ntuple::none, m + "no NETIF_F_NTUPLE");
+	const std::string e = "drivers/net/vmxnet3/vmxnet3_ethtool.c vmxnet3_ethtool_ops: ";
+	f.set_channels = fact(false, e + "no set_channels (the queue count is the device's)");
+	f.rss_table = fact(RssTable::settable, e + ".set_rxfh = vmxnet3_set_rss (VMXNET3_RSS)");
+	f.rx_csum_mark = fact(true, m + "vmxnet3_rx_csum(): CHECKSUM_UNNECESSARY from the completion "
+					"descriptor's tcp/udp and tuc bits");
 }
 
 } // namespace
@@ -337,6 +410,16 @@ const char *vlan_filter_name(VlanFilter f)
 	case VlanFilter::drops_unregistered: return "drops unregistered VIDs";
 	case VlanFilter::after_first_vid: return "all VIDs until one is registered, then only registered ones";
 	case VlanFilter::host: return "the host drops unregistered VIDs";
+	}
+	return "?";
+}
+
+const char *rss_table_name(RssTable r)
+{
+	switch (r) {
+	case RssTable::none: return "none";
+	case RssTable::settable: return "ethtool -X";
+	case RssTable::if_offered: return "ethtool -X where the device offers RSS";
 	}
 	return "?";
 }
@@ -370,6 +453,10 @@ NicFacts nic_facts(DevKind driver, unsigned major, unsigned minor)
 	f.minor = minor;
 	const Rel r{major, minor};
 	f.modelled = true;
+	// what an unmodelled driver is taken to do: strip as its features say,
+	// mark the outer checksum verified as most NIC drivers do
+	f.strip_by_feature.value = true;
+	f.rx_csum_mark.value = true;
 	switch (driver) {
 	case DevKind::igb: igb(f, r); break;
 	case DevKind::i40e: i40e(f, r); break;
@@ -385,12 +472,18 @@ NicFacts nic_facts(DevKind driver, unsigned major, unsigned minor)
 		f.modelled = false;
 		const std::string none = std::string(dev_kind_name(driver)) + ": driver not modelled, nothing assumed";
 		f.zero_copy.source = f.zc_tx.source = f.tx_md_csum_zc.source = f.rx_vlan_tag_kfunc.source = none;
+		f.strip_by_feature.source = none + "; rx-vlan-hw-parse taken at its word";
+		f.rx_csum_mark.source = none + "; taken to mark the outer checksum verified, as most NIC drivers do";
 		// conservative for zero-copy TX: most drivers run it on their XDP rings
 		f.zc_tx_needs_xdp = fact(true, none + "; Intel's (ixgbe, ice, igc) and most others run zero-copy TX "
 						     "on their XDP rings");
 		break;
 	}
 	}
+	// a NIC: the device's hash (RSS) or a flow rule picks the RX queue
+	if (f.rxq_from_peer.source.empty() && !f.rss_table.source.empty())
+		f.rxq_from_peer = fact(false, f.rss_table.source + "; the device's RSS hash or a flow rule picks the "
+								   "RX queue");
 	// Copy mode: net/xdp/xsk.c xsk_build_skb() turns XDP_TXMD_FLAGS_CHECKSUM
 	// into CHECKSUM_PARTIAL, and __dev_direct_xmit() -> validate_xmit_skb()
 	// resolves it against dev->features (the device or skb_checksum_help()):
@@ -462,6 +555,11 @@ TxCsumDecision tx_csum_decision(const NicFacts &f, bool zero_copy, bool md_regis
 		d.why = std::string(drv) + " ignores it in zero-copy mode (no tmo_request_checksum in its "
 					   "xsk_tx_metadata_ops)";
 	return d;
+}
+
+bool decap_cpumap_default(const NicFacts &f)
+{
+	return f.rx_csum_mark.value;
 }
 
 std::string xdp_attach_hint(const NicFacts &f, int err, unsigned mtu, bool frags, const char *skb_flag)

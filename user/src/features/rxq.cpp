@@ -1,15 +1,22 @@
 // Per driver: how flows reach the AF_XDP queues one binds (RSS indirection,
 // channel count, ntuple flow steering), for recv's more-queues-than-sockets
-// line. Driver facts: /work/shared/NIC-FACTS.md, ethtool_ops of each driver.
+// line, taken from the driver's facts (features::nic_facts(): rxq_from_peer,
+// set_channels, rss_table, ntuple, each with its ethtool_ops source).
 #include "xoffload/channels.hpp"
 
 #include <algorithm>
 
+#include "xoffload/features.hpp"
+#include "xoffload/kernel.hpp"
+
 namespace xoffload {
 
-std::string rx_steering_remedy(std::string_view driver, const std::string &ifname,
+std::string rx_steering_remedy(const features::NicFacts &f, const std::string &ifname,
 			       const std::vector<uint32_t> &bound)
 {
+	using features::Ntuple;
+	using features::RssTable;
+	const std::string drv = dev_kind_name(f.driver);
 	const std::string q0 = bound.empty() ? "0" : std::to_string(bound.front());
 	const std::string n = std::to_string(bound.empty() ? 1 : bound.size());
 	const bool from_zero = !bound.empty() && bound.front() == 0 && bound.back() + 1 == bound.size();
@@ -17,31 +24,46 @@ std::string rx_steering_remedy(std::string_view driver, const std::string &ifnam
 	std::vector<uint32_t> first;
 	for (uint32_t q = 0; q < std::max<size_t>(bound.size(), 1); q++)
 		first.push_back(q);
-	const std::string rss = "ethtool -L " + ifname + " combined " + n +
-				(from_zero ? "" : std::string(" (then bind queue") + (first.size() > 1 ? "s " : " ") +
-							  queue_list_text(first) + ")") +
-				", or RSS onto queue" + (first.size() > 1 ? "s " : " ") + queue_list_text(first) +
-				" only: ethtool -X " + ifname + " equal " + n;
+	const std::string queues = std::string("queue") + (first.size() > 1 ? "s " : " ") + queue_list_text(first);
+	const std::string channels = "ethtool -L " + ifname + " combined " + n +
+				     (from_zero ? "" : " (then bind " + queues + ")");
+	const std::string indir = "RSS onto " + queues + " only: ethtool -X " + ifname + " equal " + n;
 	const std::string ntuple = "ethtool -N " + ifname + " flow-type udp4 dst-port PORT action " + q0;
-	if (driver == "veth")
-		// veth_xmit(): the RX queue is the sender's TX queue (skb queue mapping)
-		return "on veth the peer's TX queue picks the RX queue: bind every queue (--queues all) or send on "
-		       "the bound ones";
-	if (driver == "igb")
-		// igb_ethtool.c igb_add_ethtool_nfc_entry(): flow-type ether only
-		return rss + "; igb steers only by ethertype, MAC or VLAN (ethtool -N " + ifname +
+	// an empty source: the driver's RX queue facts are not modelled, so
+	// every remedy is offered with its condition
+	const bool known = !f.ntuple.source.empty() && !f.set_channels.source.empty() && !f.rss_table.source.empty();
+	if (!known)
+		return channels + ", or " + indir + "; or, where the driver has flow steering: " + ntuple;
+	if (f.rxq_from_peer.value)
+		return "on " + drv + " the peer's TX queue picks the RX queue: bind every queue (--queues all) or "
+		       "send on the bound ones";
+	std::string rss;
+	if (f.set_channels.value)
+		rss = channels;
+	if (f.rss_table.value != RssTable::none)
+		rss += (rss.empty() ? "" : ", or ") + indir;
+	if (f.rss_table.value == RssTable::if_offered)
+		rss += " (where the device offers RSS)";
+	if (rss.empty())
+		rss = drv + " spreads flows over its queues by itself (no ethtool -L or -X)";
+	switch (f.ntuple.value) {
+	case Ntuple::none: return rss + "; " + drv + " has no flow steering rules";
+	case Ntuple::ether_only:
+		return rss + "; " + drv + " steers only by ethertype, MAC or VLAN (ethtool -N " + ifname +
 		       " flow-type ether vlan VID action " + q0 + "), never by UDP port";
-	if (driver == "i40e" || driver == "ice" || driver == "mlx5_core")
-		return rss + "; or steer a flow: " + ntuple;
-	if (driver == "mlx4_en")
-		return rss + "; or steer a flow (mlx4 only in DMFS steering mode): " + ntuple;
-	if (driver == "virtio_net")
-		return rss + " (where the device offers RSS); virtio_net has no flow steering rules";
-	if (driver == "vmxnet3")
-		return "RSS onto queue" + std::string(first.size() > 1 ? "s " : " ") + queue_list_text(first) +
-		       " only: ethtool -X " + ifname + " equal " + n +
-		       "; vmxnet3 has no flow steering rules";
-	return rss + "; or, where the driver has flow steering: " + ntuple;
+	case Ntuple::full: return rss + "; or steer a flow: " + ntuple;
+	case Ntuple::dmfs_only: return rss + "; or steer a flow (" + drv + " only in DMFS steering mode): " + ntuple;
+	}
+	return rss;
+}
+
+std::string rx_steering_remedy(std::string_view driver, const std::string &ifname,
+			       const std::vector<uint32_t> &bound)
+{
+	const KernelRelease &k = running_kernel();
+	return rx_steering_remedy(
+		features::nic_facts(dev_kind_from_name(driver).value_or(DevKind::unknown), k.major, k.minor), ifname,
+		bound);
 }
 
 } // namespace xoffload
