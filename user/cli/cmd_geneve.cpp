@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -187,11 +188,6 @@ Result<std::optional<KernelGeneveDev>> geneve_dev_on(uint16_t port)
 	return std::optional<KernelGeneveDev>();
 }
 
-bool is_nic_dev(const KernelGeneveDev &d)
-{
-	return d.collect_md && d.name == nic_geneve_dev_name(d.port);
-}
-
 void set_text(const Globals &g, const char *title, const GeneveCounterSet &c, const GeneveCounterSet *prev,
 	      double dt)
 {
@@ -267,6 +263,24 @@ std::vector<std::pair<std::string, std::string>> geneve_dirs()
 	return out;
 }
 
+} // namespace
+
+Result<std::vector<NicDevPurge>> purge_nic_geneve_devs(const std::string &dir, const std::vector<GenevePort> &ports)
+{
+	if (std::none_of(ports.begin(), ports.end(), [](const GenevePort &p) { return p.flags & XO_GNV_PORT_F_NIC; }))
+		return std::vector<NicDevPurge>{};
+	auto devs = kernel_geneve_devs();
+	if (!devs)
+		return devs.error();
+	auto gone = nic_devs_to_purge(ports, *devs, [&](uint16_t p) { return nic_port_held_elsewhere(dir, p); });
+	for (const auto &d : gone)
+		if (auto s = link_delete(d.name); !s && s.error().err != ENODEV)
+			return s.error();	// those before it are gone: a second purge finds them so
+	return gone;
+}
+
+namespace {
+
 // Ports of the kernel's Geneve devices that are up (their sockets are
 // open: what udp_tunnel_nic tells the NICs), but not the --nic devices,
 // whose ports the registry holds already: port -> a device's name.
@@ -277,7 +291,7 @@ Result<std::map<uint16_t, std::string>> kernel_geneve_ports()
 		return devs.error();
 	std::map<uint16_t, std::string> want;
 	for (const auto &d : *devs)
-		if (d.up && !is_nic_dev(d))
+		if (d.up && !is_nic_geneve_dev(d))
 			want.emplace(d.port, d.name);
 	return want;
 }
@@ -430,7 +444,7 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 					return d.error();
 				if (*d) {
 					holder = (*d)->name;
-					ours = is_nic_dev(**d);
+					ours = is_nic_geneve_dev(**d);
 					return ok();
 				}
 				if (auto st = nic_geneve_dev_create(*p); !st)

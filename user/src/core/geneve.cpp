@@ -46,6 +46,23 @@ int ncpus()
 	return n > 0 ? n : 1;
 }
 
+// Every entry of an xo_gnv_ports map, by port.
+std::vector<GenevePort> ports_of(int fd)
+{
+	std::vector<GenevePort> out;
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		xo_gnv_port v{};
+		if (!bpf_map_lookup_elem(fd, &next, &v))
+			out.push_back({static_cast<uint16_t>(next), v.refcnt, v.flags});
+		key = next;
+		prev = &key;
+	}
+	std::sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.port < b.port; });
+	return out;
+}
+
 } // namespace
 
 std::vector<std::string> geneve_map_names()
@@ -261,18 +278,20 @@ Result<GenevePort> GeneveMaps::port_change(uint16_t port, int delta, uint32_t se
 
 Result<std::vector<GenevePort>> GeneveMaps::ports() const
 {
-	std::vector<GenevePort> out;
-	uint32_t key = 0, next = 0;
-	uint32_t *prev = nullptr;
-	while (!bpf_map_get_next_key(ports_.get(), prev, &next)) {
-		xo_gnv_port v{};
-		if (!bpf_map_lookup_elem(ports_.get(), &next, &v))
-			out.push_back({static_cast<uint16_t>(next), v.refcnt, v.flags});
-		key = next;
-		prev = &key;
-	}
-	std::sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.port < b.port; });
-	return out;
+	return ports_of(ports_.get());
+}
+
+Result<std::vector<GenevePort>> pinned_geneve_ports(const std::string &pin_dir)
+{
+	auto names = geneve_map_names();
+	if (names.empty())
+		return runtime_error("xdp_geneve object has unexpected maps");
+	const std::string path = pin_dir + "/" + names[0];
+	UniqueFd fd(bpf_obj_get(path.c_str()));
+	if (!fd.valid())
+		return errno == ENOENT ? Result<std::vector<GenevePort>>(std::vector<GenevePort>{})
+				       : errno_error("open pinned map " + path, errno);
+	return ports_of(fd.get());
 }
 
 Result<xo_gnv_cfg> GeneveMaps::cfg() const
