@@ -255,6 +255,37 @@ protected:
 	int tx_ifindex_ = 0;
 };
 
+// xo_gnv_stats pinned by a build with one counter fewer (before
+// DROP_OPTS_UNEXAMINED): geneve port add and attach refuse it in one line
+// naming the map and the remedy, not libbpf's bare EINVAL.
+TEST_F(GeneveVeth, OlderStatsMapIsRefusedByName)
+{
+	const std::string dir = pin_dir_b(), path = dir + "/xo_gnv_stats";
+	ASSERT_TRUE((::mkdir("/sys/fs/bpf/xoffload", 0700) == 0 || errno == EEXIST) && ::mkdir(dir.c_str(), 0700) == 0)
+		<< dir << ": " << std::strerror(errno);
+	const unsigned old_value = sizeof(xo_counter) * (XO_GNV_CNT_MAX - 1);
+	int fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "xo_gnv_stats", 4, old_value, 1, nullptr);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(bpf_obj_pin(fd, path.c_str()), 0) << path;
+	::close(fd);
+	for (std::vector<std::string> cmd : {std::vector<std::string>{"geneve", "port", "add", tb_->if_b(), "6081"},
+					     std::vector<std::string>{"attach", tb_->if_b(), "geneve"}}) {
+		CmdResult r = tool(cmd);
+		EXPECT_EQ(r.exit_code, 1) << last_ << ": " << r.describe();
+		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+		EXPECT_NE(r.err.find("pinned map " + path + " "), std::string::npos) << r.err;
+		EXPECT_NE(r.err.find("this one needs value " + std::to_string(sizeof(xo_gnv_stats)) + " bytes"),
+			  std::string::npos)
+			<< r.err;
+		EXPECT_NE(r.err.find("offload-tool detach --purge " + tb_->if_b()), std::string::npos) << r.err;
+	}
+	CmdResult st = tool({"status", tb_->if_b()}, true);
+	EXPECT_NE(st.out.find("\"attached\":[]"), std::string::npos) << "nothing attached: " << st.out;
+	ASSERT_TRUE(tool_ok({"detach", tb_->if_b(), "--purge"}));
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", tb_->if_b(), "6081"}));
+	ASSERT_TRUE(tool_ok({"detach", tb_->if_b(), "--purge"}));
+}
+
 TEST_F(GeneveVeth, DecapDeliversInnerUdpWithPayloadIntact)
 {
 	XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
