@@ -972,7 +972,11 @@ TEST_F(GeneveVeth, RecvGeneveRefusesClearlyAndCleansUpOnCtrlC)
 		EXPECT_EQ(plain.exit_code, 0) << plain.describe();
 	}
 
-	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "200", "--action", "xsk", "--queues", "2"}));
+	CmdResult add = tool({"geneve", "rule", "add", ifb, "--vni", "200", "--action", "xsk", "--queues", "2"});
+	ASSERT_EQ(add.exit_code, 0) << add.describe();
+	EXPECT_NE(add.out.find("vni 200 -> xsk over 2 sockets of each RX queue"), std::string::npos) << add.out;
+	CmdResult list = tool({"geneve", "rule", "list", ifb});
+	EXPECT_NE(list.out.find("xsk (queues 2: sockets per RX queue)"), std::string::npos) << list.describe();
 	BackgroundCmd first(tool_argv(tb_->ns_b(), {"recv", ifb, "--geneve", "--duration", "4", "--interval", "0"}, true));
 	ASSERT_TRUE(first.wait_for_output("\"type\":\"start\"", 15));
 	// the same queue: refused by the kernel; another queue: refused by the slots

@@ -566,7 +566,10 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 		s->add_option("--vni", o->vni, "VNI 0..16777215");
 		s->add_flag("--default", o->dflt, "The rule of VNIs without one (initially pass)");
 		s->add_option("--action", o->action, "pass | drop | decap | xsk | cpu")->required();
-		auto *queues = s->add_option("--queues", o->queues, "xsk: spread flows over N sockets of each RX queue (XSKMAP row of the queue); cpu: over N CPUs (default 1)");
+		auto *queues = s->add_option("--queues", o->queues,
+					     "xsk: N sockets on every RX queue (each queue its own XSKMAP row since "
+					     "ABI 5; recv --geneve fills the rows of its queues), flows spread by "
+					     "inner 5-tuple hash; cpu: N CPUs (default 1)");
 		s->callback([&g, &rc, o, vni_of, queues] {
 			auto vni = vni_of(*o);
 			auto act = parse_geneve_action(o->action);
@@ -623,7 +626,7 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 						    geneve_action_name(*act));
 					if (steer)
 						std::printf(" over %u %s", r.queues,
-							    *act == XO_GNV_ACT_XSK ? "XSKMAP slots" : "CPUs");
+							    *act == XO_GNV_ACT_XSK ? "sockets of each RX queue" : "CPUs");
 					std::printf("\n");
 					if (!via_note.empty())
 						std::printf("%s: %s\n", dev.name.c_str(), via_note.c_str());
@@ -680,8 +683,10 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 					    csum ? "on" : "off", via);
 				for (const auto &r : *rules) {
 					std::printf("  vni %-9s %s", vni_str(r.vni).c_str(), geneve_action_name(r.action));
-					if (r.action == XO_GNV_ACT_XSK || r.action == XO_GNV_ACT_CPU)
-						std::printf(" (queues %u)", r.queues);
+					if (r.action == XO_GNV_ACT_XSK)
+						std::printf(" (queues %u: sockets per RX queue)", r.queues);
+					else if (r.action == XO_GNV_ACT_CPU)
+						std::printf(" (queues %u: CPUs)", r.queues);
 					std::printf("\n");
 				}
 				return ok();
