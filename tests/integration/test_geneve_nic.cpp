@@ -8,8 +8,6 @@
 #include <linux/rtnetlink.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,17 +29,7 @@ constexpr double kCmdTimeout = 20.0;
 
 class GeneveNic : public TestbedTest {
 protected:
-	void SetUp() override
-	{
-		TestbedTest::SetUp();
-		if (IsSkipped() || HasFatalFailure())
-			return;
-		struct statfs st {};
-		if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
-			GTEST_SKIP() << "bpffs is not mounted on /sys/fs/bpf (tools/setup mounts it)";
-		tool_ = env_or_empty("XO_TOOL");
-		ASSERT_FALSE(tool_.empty()) << "XO_TOOL must be set (run through ctest)";
-	}
+	bool needs_bpffs() const override { return true; }
 
 	CmdResult tool(std::vector<std::string> args, bool json = false)
 	{
@@ -89,7 +77,7 @@ protected:
 		return at == std::string::npos ? "" : r.out.substr(at, r.out.find('}', at) - at + 1);
 	}
 
-	std::string tool_, last_, out_;
+	std::string last_, out_;
 };
 
 TEST_F(GeneveNic, PortAddSaysTheVethHasNoTunnelTable)

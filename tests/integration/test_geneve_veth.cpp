@@ -18,8 +18,6 @@
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -78,16 +76,12 @@ protected:
 		return o;
 	}
 
+	bool needs_bpffs() const override { return true; }
 	void SetUp() override
 	{
 		TestbedTest::SetUp();
 		if (IsSkipped() || HasFatalFailure())
 			return;
-		struct statfs st {};
-		if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
-			GTEST_SKIP() << "bpffs is not mounted on /sys/fs/bpf (tools/setup mounts it)";
-		tool_ = env_or_empty("XO_TOOL");
-		ASSERT_FALSE(tool_.empty()) << "XO_TOOL must be set (run through ctest)";
 		{
 			InNetns in(tb_->ns_a());
 			ASSERT_TRUE(in.ok()) << "setns " << tb_->ns_a();
@@ -250,7 +244,7 @@ protected:
 
 	std::string pin_dir_b() const { return "/sys/fs/bpf/xoffload/" + tb_->if_b() + "@" + tb_->ns_b(); }
 
-	std::string tool_, last_;
+	std::string last_;
 	UniqueFd tx_;
 	int tx_ifindex_ = 0;
 };

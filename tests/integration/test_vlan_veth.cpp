@@ -6,9 +6,7 @@
 #include <net/if.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/utsname.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -105,19 +103,15 @@ struct UniqueFdLite {
 
 class VlanVeth : public TestbedTest {
 protected:
+	bool needs_bpffs() const override { return true; }
 	void SetUp() override
 	{
 		TestbedTest::SetUp();
 		if (IsSkipped() || HasFatalFailure())
 			return;
-		struct statfs st {};
-		if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
-			GTEST_SKIP() << "bpffs is not mounted on /sys/fs/bpf (tools/setup mounts it)";
-		tool_ = env_or_empty("XO_TOOL");
 		pkt_ = env_or_empty("XO_PKT");
 		bpf_dir_ = env_or_empty("XO_BPF_DIR");
-		ASSERT_FALSE(tool_.empty() || pkt_.empty() || bpf_dir_.empty())
-			<< "XO_TOOL, XO_PKT and XO_BPF_DIR must be set (run through ctest)";
+		ASSERT_FALSE(pkt_.empty() || bpf_dir_.empty()) << "XO_PKT and XO_BPF_DIR must be set (run through ctest)";
 		a_ = {tb_->ns_a(), tb_->if_a()};
 		b_ = {tb_->ns_b(), tb_->if_b()};
 		char tmpl[] = "/tmp/xo-int-XXXXXX";
@@ -341,7 +335,7 @@ protected:
 		return {ns, "veth-d"};
 	}
 
-	std::string tool_, pkt_, bpf_dir_, tmp_, last_cmd_;
+	std::string pkt_, bpf_dir_, tmp_, last_cmd_;
 	Endpoint a_, b_;
 	unsigned captures_ = 0;
 };
