@@ -9,10 +9,12 @@
 #include <fcntl.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/magic.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <sched.h>
 #include <signal.h>
@@ -467,6 +469,13 @@ void TestbedTest::SetUp()
 {
 	// a build misconfiguration must fail, not skip every test quietly
 	ASSERT_FALSE(Testbed::script().empty()) << "XO_SOURCE_DIR is not set (run through ctest, or export it)";
+	tool_ = env_or_empty("XO_TOOL");
+	ASSERT_FALSE(tool_.empty()) << "XO_TOOL is not set (run through ctest, or export it)";
+	if (needs_bpffs()) {
+		struct statfs st {};
+		if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
+			GTEST_SKIP() << "bpffs is not mounted on /sys/fs/bpf (tools/setup mounts it)";
+	}
 	std::string why;
 	tb_ = Testbed::up(&why, testbed_options());
 	if (!tb_)

@@ -157,15 +157,19 @@ private:
 };
 
 // Fixture: a fresh testbed per test, skipped (with the reason) when not root
-// or when the testbed cannot be made; failed when XO_SOURCE_DIR is unset.
-// TearDown destroys it.
+// or when the testbed cannot be made, or without bpffs where the fixture
+// needs it; failed when XO_SOURCE_DIR or XO_TOOL is unset. TearDown
+// destroys it.
 class TestbedTest : public ::testing::Test {
 protected:
 	void SetUp() override;
 	void TearDown() override;
 	virtual Testbed::Options testbed_options() const { return {}; }
+	// Skip unless bpffs is mounted on /sys/fs/bpf (pins of offload-tool).
+	virtual bool needs_bpffs() const { return false; }
 
 	std::unique_ptr<Testbed> tb_;
+	std::string tool_;	// offload-tool (XO_TOOL)
 };
 
 } // namespace xoffload::test

@@ -38,15 +38,6 @@ size_t lines(const std::string &s)
 
 class CliInput : public TestbedTest {
 protected:
-	void SetUp() override
-	{
-		TestbedTest::SetUp();
-		if (IsSkipped())
-			return;
-		tool_ = env_or_empty("XO_TOOL");
-		ASSERT_FALSE(tool_.empty()) << "XO_TOOL must be set (run through ctest)";
-	}
-
 	std::vector<std::string> argv(const Row &r) const
 	{
 		std::vector<std::string> v{tool_};
@@ -96,7 +87,6 @@ protected:
 		return found;
 	}
 
-	std::string tool_;
 };
 
 std::vector<Row> table()

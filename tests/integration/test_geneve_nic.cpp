@@ -8,8 +8,6 @@
 #include <linux/rtnetlink.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +15,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <bpf/bpf.h>
 
 #include "../../user/src/core/nl.hpp"
 #include "testbed.hpp"
@@ -29,17 +29,7 @@ constexpr double kCmdTimeout = 20.0;
 
 class GeneveNic : public TestbedTest {
 protected:
-	void SetUp() override
-	{
-		TestbedTest::SetUp();
-		if (IsSkipped() || HasFatalFailure())
-			return;
-		struct statfs st {};
-		if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
-			GTEST_SKIP() << "bpffs is not mounted on /sys/fs/bpf (tools/setup mounts it)";
-		tool_ = env_or_empty("XO_TOOL");
-		ASSERT_FALSE(tool_.empty()) << "XO_TOOL must be set (run through ctest)";
-	}
+	bool needs_bpffs() const override { return true; }
 
 	CmdResult tool(std::vector<std::string> args, bool json = false)
 	{
@@ -77,6 +67,7 @@ protected:
 	}
 	bool link_exists(const std::string &name) { return ip({"link", "show", "dev", name}).ok(); }
 	std::string pin_dir_b() const { return "/sys/fs/bpf/xoffload/" + tb_->if_b() + "@" + tb_->ns_b(); }
+	bool pins_left() const { return ::access(pin_dir_b().c_str(), F_OK) == 0; }
 	// {"port":P,"refcnt":N,... of `geneve port list --json`, "" when absent
 	std::string port_entry(uint16_t port)
 	{
@@ -86,7 +77,7 @@ protected:
 		return at == std::string::npos ? "" : r.out.substr(at, r.out.find('}', at) - at + 1);
 	}
 
-	std::string tool_, last_, out_;
+	std::string last_, out_;
 };
 
 TEST_F(GeneveNic, PortAddSaysTheVethHasNoTunnelTable)
@@ -118,8 +109,7 @@ TEST_F(GeneveNic, NicWithoutTheGeneveModuleFailsAndLeavesNothing)
 	EXPECT_NE(r.err.find("no geneve module"), std::string::npos) << r.err;
 	EXPECT_NE(r.err.find("xo-gnv-6081"), std::string::npos) << r.err;
 	EXPECT_FALSE(link_exists("xo-gnv-6081"));
-	struct stat st {};
-	EXPECT_NE(stat(pin_dir_b().c_str(), &st), 0) << "a failed port add --nic left pins";
+	EXPECT_FALSE(pins_left()) << "a failed port add --nic left pins";
 }
 
 TEST_F(GeneveNic, NicDeviceLivesAsLongAsThePort)
@@ -162,6 +152,69 @@ TEST_F(GeneveNic, NicDeviceLivesAsLongAsThePort)
 	EXPECT_FALSE(link_exists("xo-gnv-6081"));
 	ASSERT_TRUE(tool_ok({"geneve", "port", "del", ifb, "6081"}));
 	EXPECT_TRUE(link_exists("genev_sys_6081")) << "not ours to delete";
+}
+
+// detach --purge deletes the --nic devices of the registry it removes (one
+// line each), not a device it found holding the port, and runs again after
+// a device went by hand.
+TEST_F(GeneveNic, PurgeDeletesTheNicDevicesOfTheRegistry)
+{
+	if (!geneve_module())
+		GTEST_SKIP() << "needs the geneve module (tools/vm-test guests have it)";
+	const std::string &ifb = tb_->if_b();
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081", "--nic"}));
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081", "--nic"}));	// refs 2, one device
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6082", "--nic"}));
+	ASSERT_TRUE(ip({"link", "add", "gnv-other", "type", "geneve", "external", "dstport", "6083"}).ok());
+	ASSERT_TRUE(ip({"link", "set", "gnv-other", "up"}).ok());
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6083", "--nic"}));	// held by gnv-other
+	ASSERT_TRUE(link_exists("xo-gnv-6081") && link_exists("xo-gnv-6082"));
+
+	ASSERT_TRUE(tool_ok({"detach", ifb, "--purge"}));
+	EXPECT_NE(out_.find("deleted geneve device xo-gnv-6081 "), std::string::npos) << out_;
+	EXPECT_NE(out_.find("deleted geneve device xo-gnv-6082 "), std::string::npos) << out_;
+	size_t lines = 0;
+	for (size_t at = out_.find("deleted geneve device"); at != std::string::npos;
+	     at = out_.find("deleted geneve device", at + 1))
+		lines++;
+	EXPECT_EQ(lines, 2u) << "one line a device, none for gnv-other:\n" << out_;
+	EXPECT_FALSE(link_exists("xo-gnv-6081"));
+	EXPECT_FALSE(link_exists("xo-gnv-6082"));
+	EXPECT_TRUE(link_exists("gnv-other")) << "not ours to delete";
+	EXPECT_FALSE(pins_left()) << "pins left";
+
+	// a device deleted by hand before the purge: the purge still succeeds
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081", "--nic"}));
+	ASSERT_TRUE(ip({"link", "del", "xo-gnv-6081"}).ok());
+	ASSERT_TRUE(tool_ok({"detach", ifb, "--purge"}, true));
+	EXPECT_NE(out_.find("\"nic_devices_deleted\":[]"), std::string::npos) << out_;
+	EXPECT_FALSE(pins_left()) << "pins left";
+}
+
+// Runs without the geneve module: a registry that recorded a --nic device
+// (XO_GNV_PORT_F_NIC) whose name is now a device of another kind; purge
+// leaves that device, says nothing of it and removes the pins.
+TEST_F(GeneveNic, PurgeLeavesADeviceOfOurNameThatIsNotOurs)
+{
+	const std::string &ifb = tb_->if_b();
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081"}));
+	{
+		const std::string path = pin_dir_b() + "/xo_gnv_ports";
+		int fd = bpf_obj_get(path.c_str());
+		ASSERT_GE(fd, 0) << path;
+		__u32 key = 6081;
+		xo_gnv_port v{};
+		ASSERT_EQ(bpf_map_lookup_elem(fd, &key, &v), 0);
+		v.flags |= XO_GNV_PORT_F_NIC;	// as port add --nic records it
+		ASSERT_EQ(bpf_map_update_elem(fd, &key, &v, BPF_EXIST), 0);
+		::close(fd);
+	}
+	ASSERT_TRUE(ip({"link", "add", "xo-gnv-6081", "type", "veth", "peer", "name", "xo-gnv-6081p"}).ok());
+	ASSERT_TRUE(tool_ok({"detach", ifb, "--purge"}));
+	EXPECT_EQ(out_.find("geneve device"), std::string::npos) << out_;
+	EXPECT_NE(out_.find("removed pins"), std::string::npos) << out_;
+	EXPECT_TRUE(link_exists("xo-gnv-6081")) << "a veth of our name is not ours";
+	EXPECT_FALSE(pins_left()) << "pins left";
 }
 
 TEST_F(GeneveNic, SyncFollowsTheKernelsGeneveDevices)

@@ -37,8 +37,6 @@ protected:
 		TestbedTest::SetUp();
 		if (!tb_)
 			return;
-		tool_ = env_or_empty("XO_TOOL");
-		ASSERT_FALSE(tool_.empty()) << "XO_TOOL not set";
 		ip_a_ = strip_prefix(tb_->var("XO_IP_A"));
 		ip_b_ = strip_prefix(tb_->var("XO_IP_B"));
 		ASSERT_FALSE(ip_a_.empty() || ip_b_.empty()) << "testbed without --ipv4 addresses";
@@ -136,7 +134,7 @@ protected:
 		return true;
 	}
 
-	std::string tool_, ip_a_, ip_b_, mac_b_;
+	std::string ip_a_, ip_b_, mac_b_;
 	UniqueFd sock_;
 };
 

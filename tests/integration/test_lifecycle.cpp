@@ -119,13 +119,6 @@ private:
 
 class Lifecycle : public TestbedTest {
 protected:
-	void SetUp() override
-	{
-		TestbedTest::SetUp();
-		if (IsSkipped())
-			return;
-		ASSERT_FALSE(tool_path().empty()) << "XO_TOOL must be set (run through ctest)";
-	}
 	std::string pins_b(const std::string &ifname) const { return kPinRoot + ifname + "@" + tb_->ns_b(); }
 	std::vector<std::string> recv_b(std::vector<std::string> extra) const
 	{

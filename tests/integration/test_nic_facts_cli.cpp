@@ -32,14 +32,6 @@ std::string last_line(const std::string &s)
 
 class NicFactsCli : public TestbedTest {
 protected:
-	void SetUp() override
-	{
-		TestbedTest::SetUp();
-		if (IsSkipped())
-			return;
-		tool_ = env_or_empty("XO_TOOL");
-		ASSERT_FALSE(tool_.empty()) << "XO_TOOL must be set (run through ctest)";
-	}
 	CmdResult tool(std::vector<std::string> args, bool json) const
 	{
 		std::vector<std::string> v{tool_};
@@ -57,7 +49,6 @@ protected:
 		a.insert(a.end(), extra.begin(), extra.end());
 		return tool(a, true);
 	}
-	std::string tool_;
 };
 
 TEST_F(NicFactsCli, RxFactsOfVethText)

@@ -63,8 +63,6 @@ protected:
 		TestbedTest::SetUp();
 		if (IsSkipped() || HasFatalFailure())
 			return;
-		tool_ = env_or_empty("XO_TOOL");
-		ASSERT_FALSE(tool_.empty()) << "XO_TOOL must be set (run through ctest)";
 		queues_ = testbed_options().queues;
 		XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
 	}
@@ -127,7 +125,6 @@ protected:
 		return {summary_of(r.out), r.err};
 	}
 
-	std::string tool_;
 	unsigned queues_ = 4;
 };
 

@@ -394,3 +394,66 @@ TEST_P(GeneveLinkRecorded, ParsedAsTheKernelSentThem)
 		EXPECT_TRUE(!c || c->port == 7000) << len;
 	}
 }
+
+// detach --purge deletes a --nic device only where the registry recorded it
+// (XO_GNV_PORT_F_NIC), the kernel still has it as we make it, and no other
+// registry of the netns holds the port with --nic.
+TEST(NicDevPurge, OnlyOurRecordedDevicesThatNoOtherRegistryHolds)
+{
+	auto dev = [](std::string name, uint16_t port, bool collect_md) {
+		KernelGeneveDev d;
+		d.name = std::move(name);
+		d.port = port;
+		d.collect_md = collect_md;
+		d.up = true;
+		return d;
+	};
+	const std::vector<KernelGeneveDev> devs = {
+		dev("xo-gnv-6081", 6081, true),
+		dev("xo-gnv-6082", 6082, true),	// the registry holds 6082 without --nic
+		dev("xo-gnv-6083", 6083, false),	// our name, not collect_md: someone else's
+		dev("xo-gnv-6084", 6084, true),	// another registry holds it too
+		dev("xo-gnv-6086", 7000, true),	// our name, another port: not as we make it
+		dev("genev_sys_6081", 6081, true),	// OVS's: never ours
+	};
+	const std::vector<GenevePort> ports = {
+		{6081, 2, XO_GNV_PORT_F_NIC},
+		{6082, 1, 0},
+		{6083, 1, XO_GNV_PORT_F_NIC},
+		{6084, 1, XO_GNV_PORT_F_NIC | XO_GNV_PORT_F_SYNC},
+		{6085, 1, XO_GNV_PORT_F_NIC},	// its device is gone already
+		{6086, 1, XO_GNV_PORT_F_NIC},
+		{6087, 0, XO_GNV_PORT_F_NIC},	// no reference left
+	};
+	std::vector<uint16_t> asked;
+	auto held = [&](uint16_t p) {
+		asked.push_back(p);
+		return p == 6084;
+	};
+	auto out = nic_devs_to_purge(ports, devs, held);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].name, "xo-gnv-6081");
+	EXPECT_EQ(out[0].port, 6081);
+	EXPECT_EQ(asked, (std::vector<uint16_t>{6081, 6084})) << "asked only of our existing devices";
+
+	// nothing held elsewhere: 6084 goes too; a second purge (devices gone) deletes nothing
+	out = nic_devs_to_purge(ports, devs, {});
+	ASSERT_EQ(out.size(), 2u);
+	EXPECT_EQ(out[1].name, "xo-gnv-6084");
+	EXPECT_TRUE(nic_devs_to_purge(ports, {devs[5]}, {}).empty());
+	EXPECT_TRUE(nic_devs_to_purge({}, devs, {}).empty());
+}
+
+TEST(NicDevPurge, IsOurDeviceByNameAndCollectMd)
+{
+	KernelGeneveDev d;
+	d.name = "xo-gnv-6081";
+	d.port = 6081;
+	d.collect_md = true;
+	EXPECT_TRUE(is_nic_geneve_dev(d));
+	d.collect_md = false;
+	EXPECT_FALSE(is_nic_geneve_dev(d));
+	d.collect_md = true;
+	d.port = 6082;
+	EXPECT_FALSE(is_nic_geneve_dev(d));
+}

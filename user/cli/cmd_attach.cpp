@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "xoffload/geneve.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pins.hpp"
 #include "xoffload/xsk_prog.hpp"
@@ -82,8 +83,24 @@ void status_text(const IfStatus &st)
 		std::printf("  maps pinned in %s\n", st.pin_dir.c_str());
 }
 
+// The geneve devices a purge deleted: into @j's object (--json), else one
+// line each.
+void print_nic_devs(Json *j, const std::vector<NicDevPurge> &devs)
+{
+	if (j) {
+		j->begin_array("nic_devices_deleted");
+		for (const auto &d : devs)
+			j->value(d.name);
+		j->end_array();
+		return;
+	}
+	for (const auto &d : devs)
+		std::printf("deleted geneve device %s (made by geneve port add --nic for port %u)\n", d.name.c_str(),
+			    unsigned{d.port});
+}
+
 // detach --purge of an interface that no longer exists: its pin directory
-// under this netns (--netns) alone.
+// under this netns (--netns) alone, and the --nic devices of its registry.
 int purge_gone(const Globals &g, const std::string &ifname)
 {
 	if (auto s = bpffs_check(); !s)
@@ -92,13 +109,23 @@ int purge_gone(const Globals &g, const std::string &ifname)
 	if (!path_exists(dir))
 		return report(runtime_error("Cannot find device \"" + ifname + "\" and no pins of it (" + dir + ")",
 					    ENODEV));
+	auto ports = pinned_geneve_ports(dir);
+	if (!ports)
+		return report(ports.error());
+	auto devs = purge_nic_geneve_devs(dir, *ports);
+	if (!devs)
+		return report(devs.error());
 	if (auto s = purge_pin_dir(dir); !s)
 		return report(s.error());
-	if (g.json)
-		Json().begin_object().kv("interface", ifname).kv("action", "purged").kv("pins_removed", dir)
-			.end_object().print();
-	else
+	if (g.json) {
+		Json j;
+		j.begin_object().kv("interface", ifname).kv("action", "purged").kv("pins_removed", dir);
+		print_nic_devs(&j, *devs);
+		j.end_object().print();
+	} else {
+		print_nic_devs(nullptr, *devs);
 		std::printf("removed pins %s (%s is gone)\n", dir.c_str(), ifname.c_str());
+	}
 	return 0;
 }
 
@@ -205,7 +232,8 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	ds->add_option("feature", d->feature, "Feature: vlan | geneve (default: both)");
 	ds->add_option("--hook", d->hook, "xdp | tc-ingress | tc-egress");
 	ds->add_flag("--purge", d->purge,
-		     "Detach everything of ours and remove the interface's pins, also of an interface that is gone");
+		     "Detach everything of ours, remove the interface's pins and the geneve devices its "
+		     "geneve port add --nic made, also of an interface that is gone");
 	ds->add_flag("--all-orphans", d->all_orphans,
 		     "Remove every pin directory whose interface is gone or is a different one now (see status)");
 	ds->callback([&g, &rc, d] {
@@ -272,19 +300,35 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 		}
 		const std::string dir = pin_dir(*dev);
 		const bool had_pins = path_exists(dir);
+		// the geneve registry, before detach removes it with the last program
+		Result<std::vector<GenevePort>> ports = std::vector<GenevePort>{};
+		if (d->purge)
+			ports = pinned_geneve_ports(dir);
+		if (!ports) {
+			rc = report(ports.error());
+			return;
+		}
 		auto r = detach(*dev, feat, hook);
 		if (!r) {
 			rc = report(r.error());
 			return;
 		}
-		bool purged = false;
+		std::vector<NicDevPurge> devs;
+		if (d->purge) {
+			auto gone = purge_nic_geneve_devs(dir, *ports);
+			if (!gone) {
+				rc = report(gone.error());
+				return;
+			}
+			devs = std::move(*gone);
+		}
 		if (d->purge && path_exists(dir)) {
 			if (auto s = purge_pin_dir(dir); !s) {
 				rc = report(s.error());
 				return;
 			}
 		}
-		purged = d->purge && had_pins;
+		const bool purged = d->purge && had_pins;
 		if (r->empty() && reaped.empty() && !purged) {
 			rc = report(not_attached(*dev, feat, std::nullopt));
 			return;
@@ -299,13 +343,16 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 				j.begin_object().kv("hook", "xdp").kv("prog_id", id).kv("prog_name", xsk::XskProgram::name())
 					.kv("stale", true).end_object();
 			j.end_array();
-			if (d->purge)
+			if (d->purge) {
 				j.kv("pins_removed", purged ? dir : std::string());
+				print_nic_devs(&j, devs);
+			}
 			j.end_object().print();
 		} else {
 			for (const auto &a : *r)
 				std::printf("detached %s from %s at %s\n", a.prog_name.c_str(), dev->name.c_str(),
 					    to_string(a.hook));
+			print_nic_devs(nullptr, devs);
 			if (purged)
 				std::printf("removed pins %s\n", dir.c_str());
 		}

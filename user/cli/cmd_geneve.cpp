@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -189,11 +190,6 @@ Result<std::optional<KernelGeneveDev>> geneve_dev_on(uint16_t port)
 	return std::optional<KernelGeneveDev>();
 }
 
-bool is_nic_dev(const KernelGeneveDev &d)
-{
-	return d.collect_md && d.name == nic_geneve_dev_name(d.port);
-}
-
 void set_text(const Globals &g, const char *title, const GeneveCounterSet &c, const GeneveCounterSet *prev,
 	      double dt)
 {
@@ -269,6 +265,24 @@ std::vector<std::pair<std::string, std::string>> geneve_dirs()
 	return out;
 }
 
+} // namespace
+
+Result<std::vector<NicDevPurge>> purge_nic_geneve_devs(const std::string &dir, const std::vector<GenevePort> &ports)
+{
+	if (std::none_of(ports.begin(), ports.end(), [](const GenevePort &p) { return p.flags & XO_GNV_PORT_F_NIC; }))
+		return std::vector<NicDevPurge>{};
+	auto devs = kernel_geneve_devs();
+	if (!devs)
+		return devs.error();
+	auto gone = nic_devs_to_purge(ports, *devs, [&](uint16_t p) { return nic_port_held_elsewhere(dir, p); });
+	for (const auto &d : gone)
+		if (auto s = link_delete(d.name); !s && s.error().err != ENODEV)
+			return s.error();	// those before it are gone: a second purge finds them so
+	return gone;
+}
+
+namespace {
+
 // Ports of the kernel's Geneve devices that are up (their sockets are
 // open: what udp_tunnel_nic tells the NICs), but not the --nic devices,
 // whose ports the registry holds already: port -> a device's name.
@@ -279,7 +293,7 @@ Result<std::map<uint16_t, std::string>> kernel_geneve_ports()
 		return devs.error();
 	std::map<uint16_t, std::string> want;
 	for (const auto &d : *devs)
-		if (d.up && !is_nic_dev(d))
+		if (d.up && !is_nic_geneve_dev(d))
 			want.emplace(d.port, d.name);
 	return want;
 }
@@ -432,7 +446,7 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 					return d.error();
 				if (*d) {
 					holder = (*d)->name;
-					ours = is_nic_dev(**d);
+					ours = is_nic_geneve_dev(**d);
 					return ok();
 				}
 				if (auto st = nic_geneve_dev_create(*p); !st)
@@ -554,7 +568,10 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 		s->add_option("--vni", o->vni, "VNI 0..16777215");
 		s->add_flag("--default", o->dflt, "The rule of VNIs without one (initially pass)");
 		s->add_option("--action", o->action, "pass | drop | decap | xsk | cpu")->required();
-		auto *queues = s->add_option("--queues", o->queues, "xsk: spread flows over N sockets of each RX queue (XSKMAP row of the queue); cpu: over N CPUs (default 1)");
+		auto *queues = s->add_option("--queues", o->queues,
+					     "xsk: N sockets on every RX queue (each queue its own XSKMAP row since "
+					     "ABI 5; recv --geneve fills the rows of its queues), flows spread by "
+					     "inner 5-tuple hash; cpu: N CPUs (default 1)");
 		s->callback([&g, &rc, o, vni_of, queues] {
 			auto vni = vni_of(*o);
 			auto act = parse_geneve_action(o->action);
@@ -617,7 +634,7 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 						    geneve_action_name(*act));
 					if (steer)
 						std::printf(" over %u %s", r.queues,
-							    *act == XO_GNV_ACT_XSK ? "XSKMAP slots" : "CPUs");
+							    *act == XO_GNV_ACT_XSK ? "sockets of each RX queue" : "CPUs");
 					std::printf("\n");
 					if (!via_note.empty())
 						std::printf("%s: %s\n", dev.name.c_str(), via_note.c_str());
@@ -674,8 +691,10 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 					    csum ? "on" : "off", via);
 				for (const auto &r : *rules) {
 					std::printf("  vni %-9s %s", vni_str(r.vni).c_str(), geneve_action_name(r.action));
-					if (r.action == XO_GNV_ACT_XSK || r.action == XO_GNV_ACT_CPU)
-						std::printf(" (queues %u)", r.queues);
+					if (r.action == XO_GNV_ACT_XSK)
+						std::printf(" (queues %u: sockets per RX queue)", r.queues);
+					else if (r.action == XO_GNV_ACT_CPU)
+						std::printf(" (queues %u: CPUs)", r.queues);
 					std::printf("\n");
 				}
 				return ok();

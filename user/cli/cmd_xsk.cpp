@@ -876,6 +876,21 @@ Status check_fits_device(const Netdev &dev, const XskOpts &o, uint32_t len, unsi
 			   (was > over ? "at most " + std::to_string(was - over) : "nothing fits"));
 }
 
+// The driver of the device send runs on, asked once (ETHTOOL_GDRVINFO) for
+// every decision of the run, and its facts under the kernel of --kernel.
+struct SendDriver {
+	Result<std::string> name;	// an error: the device went away
+	features::NicFacts facts;
+};
+
+SendDriver send_driver(const Netdev &dev, const features::KernelArg &k)
+{
+	SendDriver d{features::live_driver(dev.name), {}};
+	const DevKind kind = d.name ? dev_kind_from_name(*d.name).value_or(DevKind::unknown) : DevKind::unknown;
+	d.facts = features::nic_facts(kind, k.major, k.minor);
+	return d;
+}
+
 // What send does for one packet class on this device, as it will run: the
 // driver's facts under the kernel of --kernel (the running one by default),
 // for the mode the socket is bound in (after an `auto` bind, the mode it
@@ -883,13 +898,12 @@ Status check_fits_device(const Netdev &dev, const XskOpts &o, uint32_t len, unsi
 // driver took). The checksum goes to TX metadata only where that mode of
 // that driver honours it; everywhere else software computes it, --tx-csum
 // included (tx_csum_note then says why).
-TxPlan send_plan(const Netdev &dev, Engine &e, const XskOpts &o, const PacketClass &pc, const features::KernelArg &k)
+TxPlan send_plan(const SendDriver &sd, Engine &e, const XskOpts &o, const PacketClass &pc,
+		 const features::KernelArg &k)
 {
 	const bool zc = e.socks.front().zero_copy();
-	auto drv = features::live_driver(dev.name);
-	const DevKind kind = drv ? dev_kind_from_name(*drv).value_or(DevKind::unknown) : DevKind::unknown;
-	const features::NicFacts f = features::nic_facts(kind, k.major, k.minor);
-	const features::TxCsumDecision d = features::tx_csum_decision(f, zc, e.umem->tx_metadata());
+	const Result<std::string> &drv = sd.name;
+	const features::TxCsumDecision d = features::tx_csum_decision(sd.facts, zc, e.umem->tx_metadata());
 	TxQueueFacts q;
 	q.zero_copy = zc;
 	q.tx_md_csum = d.by_metadata;
@@ -957,11 +971,11 @@ void wait_for_carrier(const Netdev &dev, bool was_up)
 // The driver's facts are those of the release send runs on (--kernel), not
 // of an older model: igb has zero-copy from 6.14.
 Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, Result<Engine> &eng,
-		     std::optional<xsk::XskProgram> &prog, const features::KernelArg &k, const std::vector<uint32_t> &qs)
+		     std::optional<xsk::XskProgram> &prog, const SendDriver &sd, const std::vector<uint32_t> &qs)
 {
 	if (!eng->socks.front().zero_copy())
 		return ok();
-	auto f = features::nic_facts_live(dev.name, k.major, k.minor);
+	const features::NicFacts *f = sd.name ? &sd.facts : nullptr;
 	if (!f || !f->zc_tx_needs_xdp.value)
 		return ok();
 	uint32_t id = 0;
@@ -1143,7 +1157,8 @@ Status run_send(const Globals &g, const XskOpts &o)
 	if (!eng)
 		return eng.error();
 	std::optional<xsk::XskProgram> zc_prog;
-	if (auto st = zc_tx_program(*dev, o, use, eng, zc_prog, *kernel, *qs); !st)
+	const SendDriver drv = send_driver(*dev, *kernel);
+	if (auto st = zc_tx_program(*dev, o, use, eng, zc_prog, drv, *qs); !st)
 		return st;
 	Engine &e = *eng;
 	// one line where the checksum moved to software against the request
@@ -1170,7 +1185,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 		pc.payload = static_cast<unsigned>(super->bytes.size());
 		pc.gso_size = req.mss;
 		pc.csum_partial = !o.sw_csum;
-		TxPlan plan = send_plan(*dev, e, o, pc, *kernel);
+		TxPlan plan = send_plan(drv, e, o, pc, *kernel);
 		print_plan(g, e, plan, to_string(req.type), *kernel);
 		req.csum = plan.csum_hw ? CsumMode::tx_metadata : CsumMode::software;
 		return send_gso_loop(g, *dev, e, o, *super, req, pcap);
@@ -1181,7 +1196,7 @@ Status run_send(const Globals &g, const XskOpts &o)
 		pc.gso = false;
 		pc.csum_partial = o.tx_csum;
 		pc.vlans = static_cast<unsigned>(req.geneve ? req.ntags : spec.vids.size());
-		TxPlan plan = send_plan(*dev, e, o, pc, *kernel);
+		TxPlan plan = send_plan(drv, e, o, pc, *kernel);
 		hw_csum = plan.csum_hw;
 		print_plan(g, e, plan, "none", *kernel);
 	}

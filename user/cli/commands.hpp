@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "output.hpp"
+#include "xoffload/geneve_kernel.hpp"
 
 namespace xoffload::cli {
 
@@ -84,6 +85,14 @@ inline bool interval_count_misuse(const CLI::Option *count, double interval)
 {
 	return count->count() && interval <= 0;
 }
+
+// detach --purge: deletes the geneve devices `geneve port add --nic` made
+// for the registry @ports that was pinned in @dir (those with
+// XO_GNV_PORT_F_NIC; read with pinned_geneve_ports() before detach, which
+// removes the pins with the last program) and that no other registry of
+// the netns holds; returns them. A device gone already is skipped, so a
+// purge that stopped half way can run again.
+Result<std::vector<NicDevPurge>> purge_nic_geneve_devs(const std::string &dir, const std::vector<GenevePort> &ports);
 
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);

@@ -129,4 +129,9 @@ private:
 // Map names as the skeleton declares them (also the pin file names).
 std::vector<std::string> geneve_map_names();
 
+// The port registry pinned under @pin_dir, read without the other maps (so
+// also the pins of an older layout that GeneveMaps::open refuses); empty
+// when there is none.
+Result<std::vector<GenevePort>> pinned_geneve_ports(const std::string &pin_dir);
+
 } // namespace xoffload

@@ -7,11 +7,13 @@
 #include <linux/netlink.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "xoffload/geneve.hpp"
 #include "xoffload/result.hpp"
 
 namespace xoffload {
@@ -73,6 +75,24 @@ inline constexpr const char *kNicGeneveAlias = "xoffload geneve port --nic";
 // PORT` brought up at once (its socket opens, udp_tunnel_nic tells every
 // NIC of the netns), with kNicGeneveAlias. Exposed for the unit tests.
 void put_nic_geneve_request(nlmsghdr *nlh, const std::string &name, uint16_t port);
+
+// Whether @d is a --nic device as we make it: collect_md, named
+// nic_geneve_dev_name() of its own port.
+bool is_nic_geneve_dev(const KernelGeneveDev &d);
+
+// The --nic devices `detach --purge` deletes with a registry: of its @ports
+// those it holds with XO_GNV_PORT_F_NIC (what `port add --nic` records
+// when it made the device or found one of ours), whose device exists among
+// @devs as we make it, and that no other registry of the netns holds with
+// --nic (@held_elsewhere). A device gone already, or one of the same name
+// that is not ours (another kind, not collect_md, another port), is left.
+struct NicDevPurge {
+	std::string name;
+	uint16_t port;
+};
+std::vector<NicDevPurge> nic_devs_to_purge(const std::vector<GenevePort> &ports,
+					   const std::vector<KernelGeneveDev> &devs,
+					   const std::function<bool(uint16_t port)> &held_elsewhere);
 
 // Creates the --nic device of @port (see put_nic_geneve_request). A kernel
 // without the geneve module: a runtime error saying so.

@@ -11,6 +11,8 @@
 #include "xoffload/netdev.hpp"
 #include "xoffload/result.hpp"
 
+struct bpf_object;
+
 namespace xoffload {
 
 // The identity a pin directory records: the device's ifindex and the
@@ -54,5 +56,23 @@ Result<std::vector<PinDirState>> list_pin_dirs();
 
 // Removes @dir's pins and the directory.
 Status purge_pin_dir(const std::string &dir);
+
+// What libbpf compares before it reuses a pinned map (bpf_map_info).
+struct MapShape {
+	uint32_t type = 0, key_size = 0, value_size = 0, max_entries = 0, flags = 0;
+	bool operator==(const MapShape &) const = default;
+};
+
+// A map pinned at @path (none there: ok) of another shape than @want, as
+// an xoffload built with another abi.h leaves it (a counter more, a larger
+// table), cannot be reused: libbpf would fail inside the load with an
+// EINVAL that names nothing, and a reader would misread it. A runtime error
+// in one line naming the map, both shapes and the remedy (offload-tool
+// detach --purge @ifname).
+Status check_pinned_shape(const std::string &path, const MapShape &want, const std::string &ifname);
+
+// check_pinned_shape() for every pinned map of @obj (opened, not loaded,
+// with the pin root of @ifname's directory) against the map it declares.
+Status check_object_pins(bpf_object *obj, const std::string &ifname);
 
 } // namespace xoffload

@@ -569,6 +569,24 @@ bool is_our_name(const std::string &name)
 	return xdp_feature_of(name) || name == n.tc_ingress || name == n.tc_egress;
 }
 
+// The pins @f at @h will reuse, against the maps this build declares: a pin
+// of an older layout is refused in one line before anything is attached
+// (xdp_vlan_tag declares the same maps as xdp_vlan).
+Status check_feature_pins(const Netdev &dev, Feature f, Hook h, const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
+	if (f == Feature::geneve) {
+		XdpGeneveSkel s(xdp_geneve_bpf__open_opts(&oo));
+		return s ? check_object_pins(s->obj, dev.name) : errno_error("open xdp_geneve object", errno);
+	}
+	if (h == Hook::xdp) {
+		XdpVlanSkel s(xdp_vlan_bpf__open_opts(&oo));
+		return s ? check_object_pins(s->obj, dev.name) : errno_error("open xdp_vlan object", errno);
+	}
+	TcVlanSkel s(tc_vlan_bpf__open_opts(&oo));
+	return s ? check_object_pins(s->obj, dev.name) : errno_error("open tc_vlan object", errno);
+}
+
 // A single program at the XDP hook (ours, alone because libxdp's dispatcher
 // could not run it, or anyone's): nothing can be chained to it, so @f is
 // refused before anything is loaded or pinned.
@@ -744,6 +762,9 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 		return single_program_holds_hook(dev, f, st->xdp_progs.front());
 	std::string dir = pin_dir(dev);
 	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
+	if (had_pins)
+		if (auto s = check_feature_pins(dev, f, h, dir); !s)
+			return s.error();
 	if (auto s = make_dirs(dir); !s)
 		return s.error();
 	if (auto s = mark_pin_dir(dev); !s)

@@ -15,6 +15,7 @@
 #include "xdp_geneve.skel.h"
 #include "xoffload/netdev.hpp"
 #include "xoffload/parse.hpp"
+#include "xoffload/pins.hpp"
 
 namespace xoffload {
 
@@ -26,13 +27,16 @@ struct SkelDel {
 using Skel = std::unique_ptr<xdp_geneve_bpf, SkelDel>;
 
 // Creates every map of the object pinned under dir without loading the
-// program (libbpf pins by name; existing pins are reused).
-Status create_pinned(const std::string &dir)
+// program (libbpf pins by name; existing pins are reused, if of this
+// build's layout).
+Status create_pinned(const std::string &dir, const std::string &ifname)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
 	Skel skel(xdp_geneve_bpf__open_opts(&oo));
 	if (!skel)
 		return errno_error("open xdp_geneve object", errno);
+	if (auto s = check_object_pins(skel->obj, ifname); !s)
+		return s;
 	bpf_program__set_autoload(skel->progs.xdp_geneve, false);
 	bpf_program__set_autoload(skel->progs.xdp_geneve_mb, false);
 	if (int err = xdp_geneve_bpf__load(skel.get()))
@@ -44,6 +48,23 @@ int ncpus()
 {
 	int n = libbpf_num_possible_cpus();
 	return n > 0 ? n : 1;
+}
+
+// Every entry of an xo_gnv_ports map, by port.
+std::vector<GenevePort> ports_of(int fd)
+{
+	std::vector<GenevePort> out;
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		xo_gnv_port v{};
+		if (!bpf_map_lookup_elem(fd, &next, &v))
+			out.push_back({static_cast<uint16_t>(next), v.refcnt, v.flags});
+		key = next;
+		prev = &key;
+	}
+	std::sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.port < b.port; });
+	return out;
 }
 
 } // namespace
@@ -157,7 +178,7 @@ Result<GeneveMaps> GeneveMaps::open(const std::string &pin_dir, const std::strin
 					     ifname + " geneve, or geneve port add)", ENOENT);
 		if (auto s = make_dirs(pin_dir); !s)
 			return s.error();
-		if (auto s = create_pinned(pin_dir); !s)
+		if (auto s = create_pinned(pin_dir, ifname); !s)
 			return s.error();
 	}
 	GeneveMaps m;
@@ -179,6 +200,13 @@ Result<GeneveMaps> GeneveMaps::open(const std::string &pin_dir, const std::strin
 					     std::to_string(info.max_entries) + " slots, not one row per queue): " +
 					     "offload-tool detach --purge " + ifname + ", then set Geneve up again",
 				     EINVAL);
+	// the counters grow with the reasons (XO_GNV_CNT_MAX)
+	for (auto [i, entries] : {std::pair<size_t, uint32_t>{6, 1}, {7, XO_GNV_MAX_RULES + 1}})
+		if (auto s = check_pinned_shape(pin_dir + "/" + names[i],
+						{BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(xo_gnv_stats), entries, 0},
+						ifname);
+		    !s)
+			return s.error();
 	m.dir_.reset(::open(pin_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (!m.dir_.valid())
 		return errno_error("open " + pin_dir, errno);
@@ -261,18 +289,20 @@ Result<GenevePort> GeneveMaps::port_change(uint16_t port, int delta, uint32_t se
 
 Result<std::vector<GenevePort>> GeneveMaps::ports() const
 {
-	std::vector<GenevePort> out;
-	uint32_t key = 0, next = 0;
-	uint32_t *prev = nullptr;
-	while (!bpf_map_get_next_key(ports_.get(), prev, &next)) {
-		xo_gnv_port v{};
-		if (!bpf_map_lookup_elem(ports_.get(), &next, &v))
-			out.push_back({static_cast<uint16_t>(next), v.refcnt, v.flags});
-		key = next;
-		prev = &key;
-	}
-	std::sort(out.begin(), out.end(), [](auto &a, auto &b) { return a.port < b.port; });
-	return out;
+	return ports_of(ports_.get());
+}
+
+Result<std::vector<GenevePort>> pinned_geneve_ports(const std::string &pin_dir)
+{
+	auto names = geneve_map_names();
+	if (names.empty())
+		return runtime_error("xdp_geneve object has unexpected maps");
+	const std::string path = pin_dir + "/" + names[0];
+	UniqueFd fd(bpf_obj_get(path.c_str()));
+	if (!fd.valid())
+		return errno == ENOENT ? Result<std::vector<GenevePort>>(std::vector<GenevePort>{})
+				       : errno_error("open pinned map " + path, errno);
+	return ports_of(fd.get());
 }
 
 Result<xo_gnv_cfg> GeneveMaps::cfg() const

@@ -248,6 +248,29 @@ void put_nic_geneve_request(nlmsghdr *nlh, const std::string &name, uint16_t por
 	mnl_attr_nest_end(nlh, li);
 }
 
+bool is_nic_geneve_dev(const KernelGeneveDev &d)
+{
+	return d.collect_md && d.name == nic_geneve_dev_name(d.port);
+}
+
+std::vector<NicDevPurge> nic_devs_to_purge(const std::vector<GenevePort> &ports,
+					   const std::vector<KernelGeneveDev> &devs,
+					   const std::function<bool(uint16_t port)> &held_elsewhere)
+{
+	std::vector<NicDevPurge> out;
+	for (const auto &p : ports) {
+		if (!p.refcnt || !(p.flags & XO_GNV_PORT_F_NIC))
+			continue;
+		const std::string name = nic_geneve_dev_name(p.port);
+		bool ours = false;
+		for (const auto &d : devs)
+			ours = ours || (d.name == name && d.port == p.port && is_nic_geneve_dev(d));
+		if (ours && !(held_elsewhere && held_elsewhere(p.port)))
+			out.push_back({name, p.port});
+	}
+	return out;
+}
+
 Status nic_geneve_dev_create(uint16_t port)
 {
 	auto sock = nl::Socket::open(NETLINK_ROUTE);

@@ -3,6 +3,8 @@
 // orphaned directories found.
 #include "xoffload/pins.hpp"
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -238,6 +240,62 @@ Result<std::vector<PinDirState>> list_pin_dirs()
 Status purge_pin_dir(const std::string &dir)
 {
 	return remove_pin_dir(dir);
+}
+
+namespace {
+
+// "value 144 bytes" for each field where @have and @want differ: @have's
+// values (theirs), else @want's.
+std::string shape_diff(const MapShape &have, const MapShape &want, bool theirs)
+{
+	std::string out;
+	auto field = [&](uint32_t a, uint32_t b, const char *name, const char *unit) {
+		if (a == b)
+			return;
+		out += (out.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(theirs ? a : b) + unit;
+	};
+	field(have.type, want.type, "type", "");
+	field(have.key_size, want.key_size, "key", " bytes");
+	field(have.value_size, want.value_size, "value", " bytes");
+	field(have.max_entries, want.max_entries, "entries", "");
+	field(have.flags, want.flags, "flags", "");
+	return out;
+}
+
+} // namespace
+
+Status check_pinned_shape(const std::string &path, const MapShape &want, const std::string &ifname)
+{
+	UniqueFd fd(bpf_obj_get(path.c_str()));
+	if (!fd.valid())
+		return errno == ENOENT ? ok() : errno_error("open pinned map " + path, errno);
+	bpf_map_info info{};
+	uint32_t len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd.get(), &info, &len))
+		return errno_error("read pinned map " + path, errno);
+	const MapShape have{info.type, info.key_size, info.value_size, info.max_entries, info.map_flags};
+	if (have == want)
+		return ok();
+	return runtime_error("pinned map " + path + " has the layout of another xoffload build (" +
+				     shape_diff(have, want, true) + "; this one needs " + shape_diff(have, want, false) +
+				     "): offload-tool detach --purge " + ifname +
+				     " removes it with the interface's other pins and settings, then set up again",
+			     EINVAL);
+}
+
+Status check_object_pins(bpf_object *obj, const std::string &ifname)
+{
+	bpf_map *m;
+	bpf_object__for_each_map(m, obj) {
+		const char *path = bpf_map__pin_path(m);
+		if (!path)
+			continue;
+		const MapShape want{static_cast<uint32_t>(bpf_map__type(m)), bpf_map__key_size(m), bpf_map__value_size(m),
+				    bpf_map__max_entries(m), bpf_map__map_flags(m)};
+		if (auto s = check_pinned_shape(path, want, ifname); !s)
+			return s;
+	}
+	return ok();
 }
 
 } // namespace xoffload

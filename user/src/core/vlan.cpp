@@ -17,6 +17,7 @@
 
 #include "internal.hpp"
 #include "xoffload/parse.hpp"
+#include "xoffload/pins.hpp"
 
 namespace xoffload {
 
@@ -225,6 +226,12 @@ Result<VlanMaps> VlanMaps::open(const std::string &pin_dir, const std::string &i
 						     ifname + " and remove " + pin_dir + ", then attach again",
 					     EINVAL);
 	}
+	// the counters grow with the reasons (XO_VLAN_CNT_MAX)
+	if (auto s = check_pinned_shape(pin_dir + "/" + names.stats,
+					{BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(xo_vlan_stats), XO_HOOK_MAX, 0},
+					ifname);
+	    !s)
+		return s.error();
 	m.dir_.reset(::open(pin_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (!m.dir_.valid())
 		return errno_error("open " + pin_dir, errno);
