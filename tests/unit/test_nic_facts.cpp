@@ -209,7 +209,7 @@ const CsumRow kCsum[] = {
 	{DevKind::veth, false, K612, true, ""},
 	{DevKind::veth, false, K61, false, "before Linux 6.8"},
 	{DevKind::veth, false, K72, true, ""},
-	{DevKind::virtio_net, false, K612, true, ""},
+	{DevKind::virtio_net, false, K612, false, "IFF_TX_SKB_NO_LINEAR"},
 	{DevKind::virtio_net, false, K72, false, "refuses a UMEM with TX metadata"},
 	{DevKind::vmxnet3, false, K612, true, ""},
 	{DevKind::unknown, false, K612, true, ""},

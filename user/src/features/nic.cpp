@@ -492,6 +492,12 @@ NicFacts nic_facts(DevKind driver, unsigned major, unsigned minor)
 		f.tx_md_csum_copy = fact(false, "drivers/net/virtio_net.c: a UMEM with TX metadata is refused at bind "
 						"(EOPNOTSUPP, copy and zero-copy; seen on Debian's 7.2, not checked on "
 						"earlier 7.x)");
+	else if (driver == DevKind::virtio_net && r.at(6, 8))
+		f.tx_md_csum_copy = fact(false, "net/xdp/xsk.c xsk_build_skb(): virtio_net sets IFF_TX_SKB_NO_LINEAR "
+						"(virtnet_probe()), so copy mode builds the skb in "
+						"xsk_build_skb_zerocopy(), which never reads the TX metadata: the "
+						"checksum request is dropped (Debian's 6.12: frames left with the "
+						"pseudo-header seed)");
 	else if (r.at(6, 8))
 		f.tx_md_csum_copy = fact(true, "net/xdp/xsk.c xsk_build_skb(): XDP_TXMD_FLAGS_CHECKSUM -> "
 					       "CHECKSUM_PARTIAL, then validate_xmit_skb() (6.8+)");
@@ -547,6 +553,9 @@ TxCsumDecision tx_csum_decision(const NicFacts &f, bool zero_copy, bool md_regis
 	}
 	if (!Rel{f.major, f.minor}.at(6, 8))
 		d.why = "no AF_XDP TX metadata before Linux 6.8";
+	else if (!zero_copy && f.driver == DevKind::virtio_net && !Rel{f.major, f.minor}.at(7, 2))
+		d.why = std::string(drv) + " drops it in copy mode (IFF_TX_SKB_NO_LINEAR: the core's "
+					   "xsk_build_skb_zerocopy() never reads TX metadata)";
 	else if (!zero_copy)
 		d.why = std::string(drv) + " refuses a UMEM with TX metadata at bind";
 	else if (!f.modelled)
