@@ -66,14 +66,14 @@ std::string link_kind(const nlmsghdr *nlh);
 // Every Geneve device of the current netns (an RTM_GETLINK dump).
 Result<std::vector<KernelGeneveDev>> kernel_geneve_devs();
 
-// The device `geneve port add --nic` makes for @port: "xo-gnv-<port>",
-// marked by its alias so that sync leaves it alone.
+// The device `geneve port add --nic` makes for @port: "xo-gnv-<port>".
+// Ours is known by that name, collect_md (is_nic_geneve_dev) and the
+// registry's XO_GNV_PORT_F_NIC flag; no alias is set.
 std::string nic_geneve_dev_name(uint16_t port);
-inline constexpr const char *kNicGeneveAlias = "xoffload geneve port --nic";
 
 // The RTM_NEWLINK request of `ip link add NAME type geneve external dstport
 // PORT` brought up at once (its socket opens, udp_tunnel_nic tells every
-// NIC of the netns), with kNicGeneveAlias. Exposed for the unit tests.
+// NIC of the netns). Exposed for the unit tests.
 void put_nic_geneve_request(nlmsghdr *nlh, const std::string &name, uint16_t port);
 
 // Whether @d is a --nic device as we make it: collect_md, named
