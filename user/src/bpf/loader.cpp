@@ -798,7 +798,7 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 		}
 	}
 	const bool reads_tags = h == Hook::xdp && rxv;
-	const char *holder = f == Feature::vlan ? "vlan" : "geneve";
+	const char *holder = to_string(f);	// "vlan", "geneve": the rxvlan-by-<holder> record
 	if (reads_tags) {
 		// xdp_geneve has no stripped-tag variant: it cannot give a tag back
 		if (mode != XdpMode::native || opts.no_tag_kfunc || f != Feature::vlan)
@@ -864,8 +864,8 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 			return errno_error(std::string("detach ") + a.prog_name + " from " + dev.name, err);
 		gone.push_back(a);
 		// the RX VLAN stripping it turned off comes back with its last holder
-		if (a.hook == Hook::xdp && (a.feature == Feature::vlan || a.feature == Feature::geneve))
-			if (auto s = rx_vlan_release(dev, a.feature == Feature::vlan ? "vlan" : "geneve"); !s)
+		if (a.hook == Hook::xdp)
+			if (auto s = rx_vlan_release(dev, to_string(a.feature)); !s)
 				return s.error();
 	}
 	for (const auto &a : gone)
