@@ -17,7 +17,6 @@
 #include "xoffload/features.hpp"
 #include "xoffload/geneve.hpp"
 #include "xoffload/geneve_kernel.hpp"
-#include "xoffload/kernel.hpp"
 #include "xoffload/linkwatch.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pins.hpp"
@@ -605,9 +604,7 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 					if (!c)
 						return c.error();
 					std::string drv = driver_name(dev.name);
-					const KernelRelease &k = running_kernel();
-					const features::NicFacts nf = features::nic_facts(
-						dev_kind_from_name(drv).value_or(DevKind::unknown), k.major, k.minor);
+					const features::NicFacts nf = features::nic_facts_running(drv);
 					if (!(c->flags & XO_GNV_F_DECAP_CHOSEN) && !(c->flags & XO_GNV_F_DECAP_CPUMAP) &&
 					    features::decap_cpumap_default(nf)) {
 						if (auto st = m.set_decap_cpumap(true, false); !st)

@@ -330,6 +330,9 @@ struct NicFacts {
 NicFacts nic_facts(DevKind driver, unsigned major, unsigned minor);
 // The same for a modelled kernel (6.1, 6.12, 7.2).
 NicFacts nic_facts(DevKind driver, KernelVersion k);
+// The same for the ethtool driver name @driver ("igb"; "" or a name not
+// modelled: DevKind::unknown) under the running kernel.
+NicFacts nic_facts_running(std::string_view driver);
 // major.minor of a modelled kernel: 6.1, 6.12, 7.2.
 void kernel_version_release(KernelVersion k, unsigned &major, unsigned &minor);
 

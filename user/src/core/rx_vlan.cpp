@@ -22,7 +22,6 @@
 #include "xoffload/ethtool_features.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
 #include "xoffload/pins.hpp"
 
 namespace xoffload {
@@ -196,9 +195,7 @@ Result<RxVlanFacts> rx_vlan_facts(const Netdev &dev)
 		return meta.error();
 	f.meta_kfunc = *meta;
 	f.driver = live_driver_name(dev.name);
-	const KernelRelease &k = running_kernel();
-	rx_vlan_apply_facts(f, features::nic_facts(dev_kind_from_name(f.driver).value_or(DevKind::unknown), k.major,
-						   k.minor));
+	rx_vlan_apply_facts(f, features::nic_facts_running(f.driver));
 	if (auto s = read_links(dev.ifindex, f); !s)
 		return s.error();
 	return f;

@@ -536,6 +536,12 @@ NicFacts nic_facts(DevKind driver, KernelVersion k)
 	return nic_facts(driver, major, minor);
 }
 
+NicFacts nic_facts_running(std::string_view driver)
+{
+	const KernelRelease &r = running_kernel();
+	return nic_facts(dev_kind_from_name(driver).value_or(DevKind::unknown), r.major, r.minor);
+}
+
 TxCsumDecision tx_csum_decision(const NicFacts &f, bool zero_copy, bool md_registered)
 {
 	TxCsumDecision d;

@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
 
 namespace xoffload {
 
@@ -60,10 +59,7 @@ std::string rx_steering_remedy(const features::NicFacts &f, const std::string &i
 std::string rx_steering_remedy(std::string_view driver, const std::string &ifname,
 			       const std::vector<uint32_t> &bound)
 {
-	const KernelRelease &k = running_kernel();
-	return rx_steering_remedy(
-		features::nic_facts(dev_kind_from_name(driver).value_or(DevKind::unknown), k.major, k.minor), ifname,
-		bound);
+	return rx_steering_remedy(features::nic_facts_running(driver), ifname, bound);
 }
 
 } // namespace xoffload
