@@ -154,3 +154,28 @@ TEST(XskRules, TxDroppedDeltaIsAWarningOnlyWhenNonZero)
 	EXPECT_NE(w.find("88 frames completed"), std::string::npos) << w;
 	EXPECT_EQ(w.find('\n'), std::string::npos) << "one line: " << w;
 }
+
+// recv's device counters: what the ring lost before XDP is noted (one line,
+// the counts and the remedy for the bind mode); rx_dropped alone is not,
+// since it also counts the stack's drops after XDP_PASS.
+TEST(XskRules, RxLostBeforeXdpIsNotedWithItsCounters)
+{
+	DevRxDrops d = dev_rx_drops(10, 0, 0, 7, 24, 1, 0, 9);
+	EXPECT_EQ(d.missed, 14u);
+	EXPECT_EQ(d.fifo, 1u);
+	EXPECT_EQ(d.over, 0u);
+	EXPECT_EQ(d.dropped, 2u);
+	EXPECT_EQ(d.lost_before_xdp(), 15u);
+	std::string zc = rx_lost_note("eth1", d, true);
+	EXPECT_EQ(zc.rfind("note: eth1 lost 15 frames before XDP", 0), 0u) << zc;
+	EXPECT_NE(zc.find("rx_missed 14, rx_fifo 1, rx_over 0"), std::string::npos) << zc;
+	EXPECT_NE(zc.find("ethtool -G eth1 rx N"), std::string::npos) << zc;
+	EXPECT_NE(zc.find("--ring-size"), std::string::npos) << "zero-copy: the fill ring feeds the driver: " << zc;
+	EXPECT_EQ(zc.find('\n'), std::string::npos) << zc;
+	std::string copy = rx_lost_note("eth1", d, false);
+	EXPECT_EQ(copy.find("--ring-size"), std::string::npos) << "copy mode: the driver's own buffers: " << copy;
+	EXPECT_TRUE(rx_lost_note("eth1", dev_rx_drops(0, 0, 0, 0, 0, 0, 0, 50), true).empty())
+		<< "rx_dropped alone is the stack's, not the ring's";
+	EXPECT_TRUE(rx_lost_note("eth1", dev_rx_drops(9, 9, 9, 0, 3, 3, 3, 0), true).empty())
+		<< "counters that went back (device re-created) lost nothing";
+}

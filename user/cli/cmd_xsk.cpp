@@ -252,6 +252,7 @@ struct Totals {
 	uint64_t submitted = 0, completed = 0;
 	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
 	std::optional<uint64_t> dev_tx_dropped;	// send: the device's tx_dropped over the run
+	std::optional<DevRxDrops> dev_rx;	// recv: what the device lost over the run
 };
 
 Totals sum(Engine &e, bool rx)
@@ -444,6 +445,9 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 				j.kv("tx_dropped", *t.dev_tx_dropped);
 		} else
 			j.kv("descriptors", t.descs);
+		if (t.dev_rx)
+			j.begin_object("device").kv("rx_missed", t.dev_rx->missed).kv("rx_fifo", t.dev_rx->fifo)
+				.kv("rx_over", t.dev_rx->over).kv("rx_dropped", t.dev_rx->dropped).end_object();
 		j.begin_object("drops").kv("rx_dropped", t.k_rx_dropped).kv("rx_ring_full", t.k_rx_ring_full)
 			.kv("fill_ring_empty", t.k_fill_empty).kv("rx_invalid", t.k_rx_invalid)
 			.kv("tx_invalid", t.k_tx_invalid).kv("kick_busy", t.kick_busy).kv("kick_errors", t.kick_errors)
@@ -482,6 +486,10 @@ void print_summary(const Globals &g, const Netdev &dev, Engine &e, bool rx, cons
 		std::printf("  %" PRIu64 " descriptors; drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64
 			    " fill-empty %" PRIu64 " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
 			    t.descs, t.k_rx_dropped, t.k_rx_ring_full, t.k_fill_empty, t.k_rx_invalid, t.ring_full);
+	if (rx && t.dev_rx)
+		std::printf("  %s before XDP: rx-missed %" PRIu64 " rx-fifo %" PRIu64 " rx-over %" PRIu64
+			    "; rx-dropped %" PRIu64 " (the device's counters over the run)\n",
+			    dev.name.c_str(), t.dev_rx->missed, t.dev_rx->fifo, t.dev_rx->over, t.dev_rx->dropped);
 	if (xc) {
 		std::printf("  xdp_xsk:");
 		for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
@@ -1414,8 +1422,6 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	auto dev = netdev_lookup(o.ifname);
 	if (!dev)
 		return dev.error();
-	// a hardware VLAN filter drops tagged frames before any XDP program
-	warn_vlan_filter(*dev);
 	std::optional<GeneveSlots> slots;
 	uint32_t nsock = 0;
 	if (o.geneve) {
@@ -1431,6 +1437,9 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			return n.error();
 		nsock = *n;
 		slots.emplace(std::move(*maps));
+		// a hardware VLAN filter drops tagged frames before any XDP program
+		if (auto f = rx_vlan_facts(*dev))
+			warn_vlan_filter(*f, dev->name);
 		auto st = status(*dev);
 		bool attached = false;
 		if (st)
@@ -1484,6 +1493,12 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		// a recv killed before it could detach left its xdp_xsk behind
 		if (auto r = xsk::reap_stale_xsk(*dev); !r)
 			return r.error();
+		// read once the stale receiver's settings are back: for the VLAN
+		// filter line and for the attach (where the tags are)
+		if (auto f = rx_vlan_facts(*dev)) {
+			warn_vlan_filter(*f, dev->name);
+			filter.vlan_facts = *f;
+		}
 		const bool was_up = netdev_running(dev->name).value_or(false);
 		auto p = xsk::XskProgram::attach(*dev, *xm, filter);
 		if (!p) {
@@ -1529,6 +1544,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	}
 	for (auto &s : e.socks)
 		s.refill();
+	// what the device loses before XDP shows only in its own counters
+	const auto dev_st0 = netdev_stats(*dev);
 	// An AF_XDP socket receives only from its own queue: say so when the
 	// device has queues no socket is bound to, and how to steer flows here.
 	auto ch = read_channels(*dev);
@@ -1683,6 +1700,10 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			return s;
 	}
 	Totals t = sum(e, true);
+	if (dev_st0)
+		if (auto st = netdev_stats(*dev))
+			t.dev_rx = dev_rx_drops(dev_st0->rx_missed, dev_st0->rx_fifo, dev_st0->rx_over, dev_st0->rx_dropped,
+						st->rx_missed, st->rx_fifo, st->rx_over, st->rx_dropped);
 	uint64_t pcap_frames = 0;
 	if (pcap) {
 		if (auto s = pcap->close(); !s)
@@ -1695,6 +1716,9 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		pcap_frames += w.frames();
 	}
 	print_summary(g, *dev, e, true, t, secs, xc ? &*xc : nullptr, pcap_frames, interrupted, gnv ? &*gnv : nullptr);
+	if (t.dev_rx)
+		if (auto n = rx_lost_note(dev->name, *t.dev_rx, e.mode == "zero-copy"); !n.empty())
+			std::fprintf(stderr, "%s\n", n.c_str());
 	if (dev_gone)
 		return runtime_error("recv stopped: " + *dev_gone);
 	if (!accounting_ok(e, nullptr))

@@ -87,4 +87,35 @@ inline std::string tx_dropped_warning(const std::string &ifname, uint64_t droppe
 	       std::to_string(completed) + " frames completed): the device or its peer dropped them, not sent";
 }
 
+// What the device itself lost while recv ran, before any XDP program saw
+// it (deltas of its IFLA_STATS64 counters): no free RX buffer or
+// descriptor (rx_missed_errors: igb's MPC, mlx5's out_of_buffer), its FIFO,
+// a full ring; rx_dropped also counts what the stack dropped after
+// XDP_PASS, so it is reported but not blamed on the ring.
+struct DevRxDrops {
+	uint64_t missed = 0, fifo = 0, over = 0, dropped = 0;
+	uint64_t lost_before_xdp() const { return missed + fifo + over; }
+};
+
+constexpr DevRxDrops dev_rx_drops(uint64_t missed0, uint64_t fifo0, uint64_t over0, uint64_t dropped0,
+				  uint64_t missed, uint64_t fifo, uint64_t over, uint64_t dropped)
+{
+	return DevRxDrops{counter_delta(missed0, missed), counter_delta(fifo0, fifo), counter_delta(over0, over),
+			  counter_delta(dropped0, dropped)};
+}
+
+// The one line recv adds when the device lost frames before XDP while it
+// ran, empty when it lost none. zero_copy: the driver's RX ring is filled
+// from recv's fill ring, so a larger fill ring helps too.
+inline std::string rx_lost_note(const std::string &ifname, const DevRxDrops &d, bool zero_copy)
+{
+	if (!d.lost_before_xdp())
+		return {};
+	return "note: " + ifname + " lost " + std::to_string(d.lost_before_xdp()) +
+	       " frames before XDP while recv ran (rx_missed " + std::to_string(d.missed) + ", rx_fifo " +
+	       std::to_string(d.fifo) + ", rx_over " + std::to_string(d.over) +
+	       "): its RX ring had no free buffer; a longer ring (ethtool -G " + ifname + " rx N)" +
+	       (zero_copy ? " or more fill-ring frames (--ring-size, --frames)" : "") + " or a slower sender helps";
+}
+
 } // namespace xoffload::cli

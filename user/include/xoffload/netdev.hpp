@@ -32,6 +32,10 @@ Result<bool> netdev_running(const std::string &ifname);
 struct NetdevStats {
 	uint64_t tx_packets = 0, tx_dropped = 0, tx_errors = 0;
 	uint64_t rx_packets = 0, rx_dropped = 0;
+	// frames the device lost for want of an RX buffer or descriptor (its
+	// ring ran dry: rx_missed_errors, MPC/RNBC on igb), in its FIFO, or for
+	// a full ring (rx_over_errors): all before any XDP program ran
+	uint64_t rx_missed = 0, rx_fifo = 0, rx_over = 0;
 };
 Result<NetdevStats> netdev_stats(const Netdev &dev);
 

@@ -54,9 +54,8 @@ void rx_vlan_apply_facts(RxVlanFacts &f, const features::NicFacts &nic);
 // an unmodelled driver is taken at its rx-vlan-filter.
 std::string vlan_filter_advice(const RxVlanFacts &f, const std::string &ifname);
 
-// Prints vlan_filter_advice for @dev on stderr ("xoffload: ..."), if any.
-// Best effort: a device whose features cannot be read says nothing.
-void warn_vlan_filter(const Netdev &dev);
+// Prints vlan_filter_advice on stderr ("xoffload: ..."), if any.
+void warn_vlan_filter(const RxVlanFacts &f, const std::string &ifname);
 
 // Who reads the tags at XDP, for the lines below.
 enum class TagReader {

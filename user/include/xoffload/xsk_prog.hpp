@@ -14,6 +14,7 @@
 #include "xoffload/loader.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/result.hpp"
+#include "xoffload/rx_vlan.hpp"
 
 namespace xoffload::xsk {
 
@@ -24,6 +25,10 @@ struct RxFilter {
 	// With vid: leave the device's RX VLAN stripping on (--keep-rx-vlan);
 	// by default it is off while the program is attached (rx_vlan.hpp)
 	bool keep_rx_vlan = false;
+	// The device's VLAN offloads, when the caller read them already (after
+	// any stale receiver's settings were restored); attach reads them itself
+	// otherwise
+	std::optional<RxVlanFacts> vlan_facts;
 };
 
 // Counters of xdp_xsk summed over CPUs, by enum xo_xsk_counter.

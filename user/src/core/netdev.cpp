@@ -100,7 +100,8 @@ Result<NetdevStats> netdev_stats(const Netdev &dev)
 				continue;
 			rtnl_link_stats64 st;
 			std::memcpy(&st, RTA_DATA(rta), sizeof(st));	// 4-byte aligned in the message
-			out = NetdevStats{st.tx_packets, st.tx_dropped, st.tx_errors, st.rx_packets, st.rx_dropped};
+			out = NetdevStats{st.tx_packets, st.tx_dropped, st.tx_errors, st.rx_packets, st.rx_dropped,
+					  st.rx_missed_errors, st.rx_fifo_errors, st.rx_over_errors};
 		}
 	});
 	if (!s)

@@ -251,12 +251,9 @@ std::string vlan_filter_advice(const RxVlanFacts &f, const std::string &ifname)
 	       " dropped before XDP and TC see them (ethtool -K " + ifname + " rx-vlan-filter off, or " + open + ")";
 }
 
-void warn_vlan_filter(const Netdev &dev)
+void warn_vlan_filter(const RxVlanFacts &f, const std::string &ifname)
 {
-	auto f = rx_vlan_facts(dev);
-	if (!f)
-		return;
-	std::string line = vlan_filter_advice(*f, dev.name);
+	std::string line = vlan_filter_advice(f, ifname);
 	if (!line.empty())
 		std::fprintf(stderr, "xoffload: %s\n", line.c_str());
 }

@@ -125,7 +125,7 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 	// Without --filter-vlan the frames themselves want their tags: the
 	// socket gets what XDP sees, and a stripped tag never comes back.
 	std::optional<RxVlanFacts> rxv;
-	if (auto f = rx_vlan_facts(dev); f) {
+	if (auto f = filter.vlan_facts ? Result<RxVlanFacts>(*filter.vlan_facts) : rx_vlan_facts(dev); f) {
 		rxv = *f;
 		if (mode != XdpMode::native || !filter.vid)
 			rxv->meta_kfunc = false;
