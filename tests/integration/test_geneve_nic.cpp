@@ -191,6 +191,33 @@ TEST_F(GeneveNic, PurgeDeletesTheNicDevicesOfTheRegistry)
 	EXPECT_FALSE(pins_left()) << "pins left";
 }
 
+// detach --all-orphans: a registry whose interface is gone takes its --nic
+// devices with it, deleted in the registry's own netns (the command runs
+// in another), one line each; a device not ours stays.
+TEST_F(GeneveNic, AllOrphansDeletesTheNicDevicesOfAnOrphanedRegistry)
+{
+	if (!geneve_module())
+		GTEST_SKIP() << "needs the geneve module (tools/vm-test guests have it)";
+	const std::string &ifb = tb_->if_b();
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6081", "--nic"}));
+	ASSERT_TRUE(ip({"link", "add", "gnv-other", "type", "geneve", "external", "dstport", "6083"}).ok());
+	ASSERT_TRUE(ip({"link", "set", "gnv-other", "up"}).ok());
+	ASSERT_TRUE(tool_ok({"geneve", "port", "add", ifb, "6083", "--nic"}));	// held by gnv-other
+	ASSERT_TRUE(link_exists("xo-gnv-6081"));
+	ASSERT_TRUE(ip({"link", "del", "dev", ifb}).ok());	// the registry is an orphan now
+	ASSERT_TRUE(pins_left());
+
+	CmdResult r = run_cmd({tool_, "detach", "--all-orphans"}, kCmdTimeout);	// from the initial netns
+	ASSERT_EQ(r.exit_code, 0) << r.describe();
+	EXPECT_NE(r.out.find("deleted geneve device xo-gnv-6081 (made by geneve port add --nic for port 6081)"),
+		  std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("gnv-other"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("removed orphaned pins " + pin_dir_b()), std::string::npos) << r.out;
+	EXPECT_FALSE(link_exists("xo-gnv-6081")) << "the orphan's --nic device is still there";
+	EXPECT_TRUE(link_exists("gnv-other")) << "not ours to delete";
+	EXPECT_FALSE(pins_left()) << "pins left";
+}
+
 // Runs without the geneve module: a registry that recorded a --nic device
 // (XO_GNV_PORT_F_NIC) whose name is now a device of another kind; purge
 // leaves that device, says nothing of it and removes the pins.

@@ -142,13 +142,27 @@ int detach_orphans(const Globals &g)
 	for (const auto &p : *dirs) {
 		if (!p.orphan)
 			continue;
+		// its registry's --nic devices live in its netns (gone with it,
+		// if that is gone); deleted before the registry that names them
+		auto ports = pinned_geneve_ports(p.path);
+		if (!ports)
+			return report(ports.error());
+		Result<std::vector<NicDevPurge>> devs = std::vector<NicDevPurge>{};
+		if (auto in = in_netns(p.netns, [&] { devs = purge_nic_geneve_devs(p.path, *ports); }); !in)
+			return report(in.error());
+		if (!devs)
+			return report(devs.error());
 		if (auto s = purge_pin_dir(p.path); !s)
 			return report(s.error());
 		n++;
-		if (g.json)
-			j.begin_object().kv("path", p.path).kv("why", p.why).end_object();
-		else
+		if (g.json) {
+			j.begin_object().kv("path", p.path).kv("why", p.why);
+			print_nic_devs(&j, *devs);
+			j.end_object();
+		} else {
+			print_nic_devs(nullptr, *devs);
 			std::printf("removed orphaned pins %s (%s)\n", p.path.c_str(), p.why.c_str());
+		}
 	}
 	j.end_array().end_object();
 	if (g.json)

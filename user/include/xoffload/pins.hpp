@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ struct PinDirState {
 // Every pin directory of ours, each judged in its own network namespace
 // (entered and left again); one that cannot be judged is not an orphan.
 Result<std::vector<PinDirState>> list_pin_dirs();
+
+// Runs @f inside the network namespace a pin directory's name points at
+// (/run/netns/<ns>, the initial one for ""), then returns to the current
+// one; false (f not run) when that namespace does not exist (any more).
+Result<bool> in_netns(const std::string &ns, const std::function<void()> &f);
 
 // Removes @dir's pins and the directory.
 Status purge_pin_dir(const std::string &dir);

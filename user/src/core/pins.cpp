@@ -93,6 +93,8 @@ std::vector<std::string> pin_dir_names()
 	return names;
 }
 
+} // namespace
+
 // Runs @f inside the network namespace a pin directory's name points at
 // (/run/netns/<ns>, the initial one for ""), then returns to the current one.
 // false when that namespace does not exist (any more).
@@ -116,8 +118,6 @@ Result<bool> in_netns(const std::string &ns, const std::function<void()> &f)
 		return errno_error("return from the netns of " + path, errno);
 	return true;
 }
-
-} // namespace
 
 Result<uint64_t> netns_cookie()
 {
