@@ -12,7 +12,7 @@
 
 /* ---- VLAN --------------------------------------------------------------- */
 
-#define XO_VLAN_MAX_DEPTH 2	/* tags produced (and told apart), like DESIGN.md */
+#define XO_VLAN_MAX_DEPTH 2	/* tags pushed, popped and told apart: 802.1Q and QinQ */
 #define XO_VLAN_MORE (XO_VLAN_MAX_DEPTH + 1)	/* op[] index of frames with more tags */
 #define XO_VID_MIN 1
 #define XO_VID_MAX 4094

@@ -1,5 +1,6 @@
-// Attach/detach/status of the xoffload programs. The only file that embeds
-// the BPF objects (through their bpftool skeletons).
+// Attach/detach/status of the xoffload programs, from the BPF objects
+// embedded through their bpftool skeletons (xsk_prog.cpp embeds recv's
+// xdp_xsk, geneve.cpp xdp_geneve's to create its pinned maps).
 #include "xoffload/loader.hpp"
 
 #include <bpf/bpf.h>
