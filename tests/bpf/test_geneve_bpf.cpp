@@ -604,6 +604,11 @@ struct Trunc {
 	size_t geneve_at;	// first offset that is past the outer UDP header
 };
 
+void PrintTo(const Trunc &t, std::ostream *os)
+{
+	*os << t.name << " (" << t.full.size() << " B, Geneve at " << t.geneve_at << ")";
+}
+
 std::vector<Trunc> truncs()
 {
 	const Bytes g = geneve(kVniDecap, kEthTeb, kInner, kOptsCritKnown, kGnvCrit);

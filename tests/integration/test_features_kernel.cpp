@@ -24,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <filesystem>
+#include <ostream>
 #include <thread>
 
 #include "gso_count.skel.h"
@@ -133,6 +134,12 @@ struct Case {
 	// (tx_dropped) and sendmsg() says ENOMEM, validate_xmit_skb()'s rc
 	bool dropped_on_61 = false;
 };
+
+void PrintTo(const Case &c, std::ostream *os)
+{
+	*os << c.name << ": " << l4_name(c.l4) << (c.gso ? " GSO" : " plain") << " over " << c.stack << ", "
+	    << c.vlans << " tags" << (c.tc_push ? " pushed at TC" : "");
+}
 
 const char *kVxRemote = "10.99.0.2";
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ostream>
 #include <thread>
 
 #include "gso_check.hpp"
@@ -90,6 +91,11 @@ struct Case {
 	uint16_t mss;
 	uint8_t vnet_gso;	// VIRTIO_NET_HDR_GSO_*
 };
+
+void PrintTo(const Case &c, std::ostream *os)
+{
+	*os << c.name << ": " << c.super.size() << " B, " << to_string(c.type) << " mss " << c.mss;
+}
 
 Bytes tcp4(size_t n)
 {

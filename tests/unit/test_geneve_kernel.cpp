@@ -14,6 +14,7 @@
 #include <linux/rtnetlink.h>
 
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -361,16 +362,27 @@ const char *const kRec612Plain =
 	"000000000000000000000000000000000000000000000000140007000000000000000000000000000000000005000800"
 	"0000000024000e00000000000000000000000000000000000000000000000000000000000000000004003e8004004180";
 
-class GeneveLinkRecorded : public ::testing::TestWithParam<std::pair<const char *, const char *>> {};
+struct Recorded {
+	const char *kernel;	// the row's name
+	const char *external, *plain;
+};
+
+void PrintTo(const Recorded &r, std::ostream *os)
+{
+	*os << r.kernel << " (RTM_NEWLINK of gnvrec0, gnvrec1)";
+}
+
+class GeneveLinkRecorded : public ::testing::TestWithParam<Recorded> {};
 
 INSTANTIATE_TEST_SUITE_P(Kernels, GeneveLinkRecorded,
-			 ::testing::Values(std::pair{kRec61External, kRec61Plain}, std::pair{kRec612External, kRec612Plain}),
-			 [](const auto &info) { return info.index ? std::string("Debian13_6_12") : std::string("Debian12_6_1"); });
+			 ::testing::Values(Recorded{"Debian12_6_1", kRec61External, kRec61Plain},
+					   Recorded{"Debian13_6_12", kRec612External, kRec612Plain}),
+			 [](const auto &info) { return std::string(info.param.kernel); });
 
 TEST_P(GeneveLinkRecorded, ParsedAsTheKernelSentThem)
 {
-	auto ext = from_hex(GetParam().first);
-	auto plain = from_hex(GetParam().second);
+	auto ext = from_hex(GetParam().external);
+	auto plain = from_hex(GetParam().plain);
 	ASSERT_EQ(reinterpret_cast<const nlmsghdr *>(ext.data())->nlmsg_len, ext.size());
 	ASSERT_EQ(reinterpret_cast<const nlmsghdr *>(plain.data())->nlmsg_len, plain.size());
 	auto d = parse_geneve_link(reinterpret_cast<const nlmsghdr *>(ext.data()));

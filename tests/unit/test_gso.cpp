@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,16 @@ struct Row {
 	uint32_t cap = 2048;
 	size_t nbufs = 64;
 };
+
+// A failing row names itself and what it asked for (gtest would print the
+// struct's bytes, the Geneve pointer among them).
+void PrintTo(const Row &r, std::ostream *os)
+{
+	*os << r.name << ": " << r.input.size() << " B, " << to_string(r.req.type) << " mss " << r.req.mss << ", "
+	    << unsigned(r.req.ntags) << " tags" << (r.req.geneve ? ", geneve" : "")
+	    << (r.req.csum == CsumMode::tx_metadata ? ", tx_metadata" : "") << (r.req.fixed_ipid ? ", fixed_id" : "")
+	    << ", " << r.nbufs << " x " << r.cap << " B; want " << r.want << " (" << to_string(r.why) << ")";
+}
 
 using PB = PacketBuilder;
 
