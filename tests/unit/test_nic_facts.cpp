@@ -1,7 +1,8 @@
 // Unit tests of the RX/AF_XDP facts per driver and kernel (features::nic_facts):
 // a table of facts with the kernel file each one cites, send's TX checksum
-// decision by driver x bind mode x kernel, and the XDP attach error lines
-// the facts translate (mlx4 at jumbo MTU, igb at MTU 9000).
+// decision by driver x bind mode x kernel, virtio_net's zero-copy per
+// release, and the XDP attach error lines the facts translate (mlx4 at
+// jumbo MTU, igb at MTU 9000).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -55,7 +56,7 @@ const FactRow kFacts[] = {
 	 kTunnelVxlan | kTunnelGeneve, 3046, Ntuple::full, "ice"},
 	{"virtio_61", DevKind::virtio_net, K61, false, false, false, false, false, false, false, VlanFilter::host, true, 0,
 	 4064, Ntuple::none, "virtio_net.c"},
-	{"virtio_612", DevKind::virtio_net, K612, false, false, false, true, false, false, true, VlanFilter::host, true, 0,
+	{"virtio_612", DevKind::virtio_net, K612, false, false, false, false, false, false, true, VlanFilter::host, true, 0,
 	 3506, Ntuple::none, "virtio_net.c"},
 	{"veth_61", DevKind::veth, K61, false, false, false, false, false, false, true, VlanFilter::none, false, 0, 3506,
 	 Ntuple::none, "veth.c"},
@@ -120,10 +121,37 @@ TEST(NicFacts, ZeroCopyTxNeedsAnXdpProgramWithItsErrno)
 	EXPECT_FALSE(nic_facts(DevKind::igb, 6, 13).zero_copy.value);
 	EXPECT_TRUE(nic_facts(DevKind::igb, 6, 14).zero_copy.value);
 	EXPECT_TRUE(nic_facts(DevKind::igb, 6, 18).zc_tx_needs_xdp.value);
-	// virtio_net 6.12: the pool binds, nothing transmits from it
-	EXPECT_TRUE(nic_facts(DevKind::virtio_net, K612).zero_copy.value);
-	EXPECT_FALSE(nic_facts(DevKind::virtio_net, K612).zc_tx.value);
-	EXPECT_TRUE(nic_facts(DevKind::virtio_net, K72).zc_tx.value);
+}
+
+// virtio_net's AF_XDP zero-copy per release: none before 6.11; in 6.11 and
+// 6.12 the driver has the RX half but the core refuses the bind (no
+// NETDEV_XDP_ACT_XSK_ZEROCOPY); RX and TX from 6.13. No XDP program needed.
+TEST(NicFacts, VirtioZeroCopyRxAndTxPerKernel)
+{
+	struct {
+		unsigned major, minor;
+		bool zc;
+		const char *zc_src, *tx_src;
+	} const rows[] = {
+		{6, 1, false, "no ndo_xsk_wakeup before 6.11", "no ndo_xsk_wakeup"},
+		{6, 10, false, "no ndo_xsk_wakeup before 6.11", "no ndo_xsk_wakeup"},
+		{6, 11, false, "xp_assign_dev(): -EOPNOTSUPP", "xsk_tx_peek_desc()"},
+		{6, 12, false, "NETDEV_XDP_ACT_XSK_ZEROCOPY", "virtnet_poll_tx() runs free_old_xmit() only"},
+		{6, 13, true, "virtnet_xsk_pool_enable()", "virtnet_xsk_xmit()"},
+		{7, 2, true, "iommu_platform=on", "virtnet_poll_tx() -> virtnet_xsk_xmit()"},
+	};
+	for (const auto &r : rows) {
+		SCOPED_TRACE(std::to_string(r.major) + "." + std::to_string(r.minor));
+		const NicFacts f = nic_facts(DevKind::virtio_net, r.major, r.minor);
+		EXPECT_EQ(f.zero_copy.value, r.zc);
+		EXPECT_EQ(f.zc_tx.value, r.zc) << "virtio_net's zero-copy TX came with its bind";
+		EXPECT_FALSE(f.zc_tx_needs_xdp.value);
+		EXPECT_TRUE(has(f.zero_copy.source, r.zc_src)) << f.zero_copy.source;
+		EXPECT_TRUE(has(f.zc_tx.source, r.tx_src)) << f.zc_tx.source;
+	}
+	// the TX model follows: a zero-copy TX queue only where the bind works
+	EXPECT_FALSE(tx_queue_facts(DevKind::virtio_net, K612, true).zero_copy);
+	EXPECT_TRUE(tx_queue_facts(DevKind::virtio_net, K72, true).zero_copy);
 }
 
 TEST(NicFacts, UnknownDriverAssumesNothing)
@@ -171,7 +199,8 @@ TEST(NicFacts, TxQueueFactsFollowNicFacts)
 					     (zc ? " zero-copy" : " copy"));
 				const NicFacts f = nic_facts(d, k);
 				const TxQueueFacts q = tx_queue_facts(d, k, zc);
-				const bool bound_zc = zc && f.zero_copy.value;
+				// a pool that transmits nothing (virtio_net 6.12) is no zero-copy TX queue
+				const bool bound_zc = zc && f.zero_copy.value && f.zc_tx.value;
 				EXPECT_EQ(q.zero_copy, bound_zc);
 				EXPECT_EQ(q.tx_md_csum, bound_zc ? f.tx_md_csum_zc.value : f.tx_md_csum_copy.value);
 			}

@@ -152,6 +152,28 @@ Result<std::vector<uint32_t>> bound_queues(const Netdev &dev, const XskOpts &o, 
 	return parse_queue_list(*o.queues, n, limit);
 }
 
+// A zero-copy bind (--xsk-mode zero-copy) the kernel refused, with what the
+// driver's facts under the running kernel say: no zero-copy on this release
+// (virtio_net before 6.13: xp_assign_dev() answers EOPNOTSUPP), or
+// virtio_net without a DMA device (EINVAL from virtnet_xsk_pool_enable(),
+// which the bind would otherwise call an invalid queue).
+Error zc_bind_error(const Netdev &dev, const XskOpts &o, Error e)
+{
+	if (o.xsk_mode != "zero-copy" || (e.err != EOPNOTSUPP && e.err != EINVAL))
+		return e;
+	const features::NicFacts f = features::nic_facts_running(live_driver_name(dev.name));
+	if (!f.modelled)
+		return e;
+	const std::string drv = dev_kind_name(f.driver);
+	if (!f.zero_copy.value)
+		e.msg += ": " + drv + " has no AF_XDP zero-copy on Linux " + std::to_string(f.major) + "." +
+			 std::to_string(f.minor) + " (" + f.zero_copy.source + ")";
+	else if (f.driver == DevKind::virtio_net && e.err == EINVAL)
+		e.msg += ": virtio_net binds zero-copy only on a device with VIRTIO_F_ACCESS_PLATFORM (the DMA API; "
+			 "qemu: iommu_platform=on,disable-legacy=on)";
+	return e;
+}
+
 // The UMEM and the sockets of a command on queues @qs. TX metadata is
 // registered only where use asks for it, and dropped (with the reason in
 // md_why) where the kernel or the driver refuses it.
@@ -180,7 +202,7 @@ Result<Engine> make_engine(const Netdev &dev, const XskOpts &o, const EngineUse 
 		e = make_sockets(dev, o, use, uc, qs, per, *bm);
 	}
 	if (!e)
-		return e.error();
+		return zc_bind_error(dev, o, e.error());
 	if (!tx) {
 		e->md = "n/a";
 	} else if (e->umem->tx_metadata()) {

@@ -290,16 +290,25 @@ void virtio(NicFacts &f, Rel r)
 	f.rx_vlan_tag_kfunc = fact(false, r.at(6, 10) ? m + "virtnet_xdp_metadata_ops: hash only"
 						      : m + "no xdp_metadata_ops");
 	f.udp_tunnel_table = fact(0u, m + "no udp_tunnel_nic_info");
-	if (r.at(6, 11)) {
-		f.zero_copy = fact(true, m + "virtnet_xsk_pool_enable() (6.11+; needs a DMA device: "
-					     "iommu_platform=on in qemu)");
-		if (r.at(6, 13))
-			f.zc_tx = fact(true, m + "TX from the pool (6.13+; in Debian's 7.2 module, source not "
-						 "checked on 7.x)");
-		else
-			f.zc_tx = fact(false, m + "6.12: the pool is bound to the send queue "
-						  "(virtnet_sq_bind_xsk_pool()) but nothing transmits from it (no "
-						  "xsk_tx_peek_desc): zero-copy TX never completes");
+	// 6.11 brought the RX half (virtnet_xsk_pool_enable(), the XSK receive
+	// path), unreachable: the core binds zero-copy only to a device that
+	// announces NETDEV_XDP_ACT_XSK_ZEROCOPY, which came with TX in 6.13
+	if (r.at(6, 13)) {
+		f.zero_copy = fact(true, m + "virtnet_probe(): NETDEV_XDP_ACT_XSK_ZEROCOPY (6.13+); "
+					     "virtnet_xsk_pool_enable() needs the virtqueues' DMA device "
+					     "(virtqueue_dma_dev(): VIRTIO_F_ACCESS_PLATFORM, qemu "
+					     "iommu_platform=on,disable-legacy=on), else -EINVAL and auto binds copy; RX "
+					     "from the pool: virtnet_add_recvbuf_xsk(), virtnet_receive_xsk_buf() (Debian's "
+					     "7.2 module; qemu 10 under 7.2: RX and TX 500 of 500)");
+		f.zc_tx = fact(true, m + "virtnet_poll_tx() -> virtnet_xsk_xmit() sends from the pool (6.13+, "
+					 "\"virtio_net: xsk: tx: support xmit xsk buffer\")");
+	} else if (r.at(6, 11)) {
+		f.zero_copy = fact(false, "net/xdp/xsk_buff_pool.c xp_assign_dev(): -EOPNOTSUPP unless xdp_features has "
+					  "NETDEV_XDP_ACT_XSK_ZEROCOPY, which virtnet_probe() sets only from 6.13 (the "
+					  "RX half, virtio_net.c virtnet_xsk_pool_enable(), is there and unreachable; "
+					  "Debian's 6.12 with iommu_platform=on: EOPNOTSUPP)");
+		f.zc_tx = fact(false, m + "virtnet_poll_tx() runs free_old_xmit() only: nothing reads the pool "
+					  "(xsk_tx_peek_desc()) before 6.13");
 	} else {
 		f.zero_copy = fact(false, m + "virtnet_netdev: no ndo_xsk_wakeup before 6.11");
 		f.zc_tx = f.zero_copy;
