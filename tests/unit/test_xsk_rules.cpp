@@ -160,7 +160,16 @@ TEST(XskRules, TxDroppedDeltaIsAWarningOnlyWhenNonZero)
 // since it also counts the stack's drops after XDP_PASS.
 TEST(XskRules, RxLostBeforeXdpIsNotedWithItsCounters)
 {
-	DevRxDrops d = dev_rx_drops(10, 0, 0, 7, 24, 1, 0, 9);
+	// the RX counters only: rx_missed, rx_fifo, rx_over, rx_dropped
+	auto rx = [](uint64_t missed, uint64_t fifo, uint64_t over, uint64_t dropped) {
+		NetdevStats s;
+		s.rx_missed = missed;
+		s.rx_fifo = fifo;
+		s.rx_over = over;
+		s.rx_dropped = dropped;
+		return s;
+	};
+	DevRxDrops d = dev_rx_drops(rx(10, 0, 0, 7), rx(24, 1, 0, 9));
 	EXPECT_EQ(d.missed, 14u);
 	EXPECT_EQ(d.fifo, 1u);
 	EXPECT_EQ(d.over, 0u);
@@ -174,8 +183,8 @@ TEST(XskRules, RxLostBeforeXdpIsNotedWithItsCounters)
 	EXPECT_EQ(zc.find('\n'), std::string::npos) << zc;
 	std::string copy = rx_lost_note("eth1", d, false);
 	EXPECT_EQ(copy.find("--ring-size"), std::string::npos) << "copy mode: the driver's own buffers: " << copy;
-	EXPECT_TRUE(rx_lost_note("eth1", dev_rx_drops(0, 0, 0, 0, 0, 0, 0, 50), true).empty())
+	EXPECT_TRUE(rx_lost_note("eth1", dev_rx_drops(rx(0, 0, 0, 0), rx(0, 0, 0, 50)), true).empty())
 		<< "rx_dropped alone is the stack's, not the ring's";
-	EXPECT_TRUE(rx_lost_note("eth1", dev_rx_drops(9, 9, 9, 0, 3, 3, 3, 0), true).empty())
+	EXPECT_TRUE(rx_lost_note("eth1", dev_rx_drops(rx(9, 9, 9, 0), rx(3, 3, 3, 0)), true).empty())
 		<< "counters that went back (device re-created) lost nothing";
 }

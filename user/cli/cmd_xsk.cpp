@@ -1724,8 +1724,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	Totals t = sum(e, true);
 	if (dev_st0)
 		if (auto st = netdev_stats(*dev))
-			t.dev_rx = dev_rx_drops(dev_st0->rx_missed, dev_st0->rx_fifo, dev_st0->rx_over, dev_st0->rx_dropped,
-						st->rx_missed, st->rx_fifo, st->rx_over, st->rx_dropped);
+			t.dev_rx = dev_rx_drops(*dev_st0, *st);
 	uint64_t pcap_frames = 0;
 	if (pcap) {
 		if (auto s = pcap->close(); !s)

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "xoffload/gso.hpp"
+#include "xoffload/netdev.hpp"
 
 namespace xoffload::cli {
 
@@ -97,11 +98,11 @@ struct DevRxDrops {
 	uint64_t lost_before_xdp() const { return missed + fifo + over; }
 };
 
-constexpr DevRxDrops dev_rx_drops(uint64_t missed0, uint64_t fifo0, uint64_t over0, uint64_t dropped0,
-				  uint64_t missed, uint64_t fifo, uint64_t over, uint64_t dropped)
+constexpr DevRxDrops dev_rx_drops(const NetdevStats &before, const NetdevStats &after)
 {
-	return DevRxDrops{counter_delta(missed0, missed), counter_delta(fifo0, fifo), counter_delta(over0, over),
-			  counter_delta(dropped0, dropped)};
+	return DevRxDrops{counter_delta(before.rx_missed, after.rx_missed), counter_delta(before.rx_fifo, after.rx_fifo),
+			  counter_delta(before.rx_over, after.rx_over),
+			  counter_delta(before.rx_dropped, after.rx_dropped)};
 }
 
 // The one line recv adds when the device lost frames before XDP while it
