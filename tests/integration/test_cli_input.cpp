@@ -473,7 +473,10 @@ TEST_F(CliInput, SharedFillRingIsCountedOnce)
 	CmdResult tx = run_cmd(tool(send_args({"--geneve-vni", "7", "--outer-src-ip", "10.0.0.1", "--outer-dst-ip",
 					       "10.0.0.2", "--count", "200000", "--size", "64"})),
 			       60);
-	EXPECT_TRUE(tx.ok()) << tx.describe();
+	// the peer's tiny rings overflow by design: veth counts what it could
+	// not hand over in tx_dropped, and send says so with exit 1
+	EXPECT_TRUE(tx.ok() || (tx.exit_code == 1 && tx.err.find("tx_dropped of") != std::string::npos))
+		<< tx.describe();
 	CmdResult r = rx.wait(30);
 	(void)run_cmd(b({"detach", ifb}), kTimeout);
 	(void)run_cmd({"rm", "-rf", "/sys/fs/bpf/xoffload/" + ifb + "@" + nsb}, 10);

@@ -7,6 +7,7 @@
 // CLI. send --geneve-vni is also checked on the wire. Every test checks the
 // negative case first.
 #include <algorithm>
+#include <csignal>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -982,9 +983,13 @@ TEST_F(GeneveVeth, RecvGeneveRefusesClearlyAndCleansUpOnCtrlC)
 	EXPECT_NE(f.out.find("\"sockets\":2,\"total\""), std::string::npos) << f.out;
 
 	// Ctrl-C: summary, exit 0, the slots emptied, xdp_geneve left attached
-	r = run_cmd({"timeout", "--preserve-status", "-s", "INT", "1.5", tool_, "--json", "-n", tb_->ns_b(), "recv",
-		     ifb, "--geneve", "--duration", "30", "--interval", "0"},
-		    kCmdTimeout);
+	{
+		BackgroundCmd rx({tool_, "--json", "-n", tb_->ns_b(), "recv", ifb, "--geneve", "--duration", "30",
+				  "--interval", "0"});
+		ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv --geneve never started";
+		ASSERT_TRUE(rx.signal(SIGINT));
+		r = rx.wait(kCmdTimeout);
+	}
 	EXPECT_EQ(r.exit_code, 0) << r.describe();
 	EXPECT_NE(r.out.find("\"interrupted\":true"), std::string::npos) << r.out;
 	CmdResult link = run_cmd({"ip", "-n", tb_->ns_b(), "link", "show", "dev", ifb}, 10);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <optional>
 #include <regex>
@@ -330,9 +331,12 @@ TEST_F(XskVeth2Q, MultiQueueSharedUmem)
 // Ctrl-C: summary printed, exit 0, program detached, no pins left.
 TEST_F(XskVeth, SigintLeavesNothingBehind)
 {
-	CmdResult r = run_cmd({"timeout", "--preserve-status", "-s", "INT", "1.5", tool_, "--json", "-n", tb_->ns_b(), "recv", tb_->if_b(),
-			       "--duration", "30", "--interval", "0"},
-			      kTimeout);
+	// signalled once it says it started: a fixed delay raced the setup of a
+	// loaded TCG guest (exit 130, the handler not yet installed)
+	BackgroundCmd rx({tool_, "--json", "-n", tb_->ns_b(), "recv", tb_->if_b(), "--duration", "30", "--interval", "0"});
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv never started";
+	ASSERT_TRUE(rx.signal(SIGINT));
+	CmdResult r = rx.wait(kTimeout);
 	EXPECT_EQ(r.exit_code, 0) << r.describe();
 	EXPECT_NE(r.out.find("\"interrupted\":true"), std::string::npos) << r.out;
 	EXPECT_FALSE(xdp_attached(tb_->ns_b(), tb_->if_b())) << "xdp_xsk still attached after SIGINT";

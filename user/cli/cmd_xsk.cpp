@@ -985,7 +985,7 @@ void wait_for_carrier(const Netdev &dev, bool was_up)
 {
 	if (!was_up)
 		return;
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 100 && !stop_requested(); i++) {
 		auto up = netdev_running(dev.name);
 		if (!up || *up)
 			return;
@@ -1041,6 +1041,9 @@ Status zc_tx_program(const Netdev &dev, const XskOpts &o, const EngineUse &use, 
 
 Status run_send(const Globals &g, const XskOpts &o)
 {
+	// from the start: a Ctrl-C during setup (attach, bind, the carrier
+	// wait) ends the run at its first step, through the same cleanup
+	install_stop_handler();
 	if (auto s = check_common(o, XO_XSK_MAX_QUEUES); !s)
 		return s;
 	FrameSpec spec;
@@ -1412,6 +1415,7 @@ Result<uint32_t> geneve_sockets(const GeneveMaps &maps, const Netdev &dev, const
 
 Status run_recv(const Globals &g, const XskOpts &o)
 {
+	install_stop_handler();	// from the start, as run_send
 	if (o.geneve) {
 		if (o.filter_port || o.filter_vlan || o.xdp_mode_given)
 			return usage_error("--filter-udp-port, --filter-vlan and --xdp-mode are xdp_xsk's; with --geneve "
