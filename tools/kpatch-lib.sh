@@ -74,7 +74,7 @@ kp_tree() {
 	[[ -f $tarball ]] || kp_die "$tarball missing although linux-source-$ver is installed"
 	if [[ ! -f $dir/Makefile || $(cat "$dir.stamp" 2>/dev/null) != "$pkgver" ]]; then
 		kp_log "extracting linux-source-$ver $pkgver into $dir"
-		rm -rf "$dir" "$dir.pristine" "$dir.stamp" "$dir.tmp"
+		rm -rf "${dir:?}" "${dir:?}.pristine" "${dir:?}.stamp" "${dir:?}.tmp"
 		mkdir -p "$dir.tmp"
 		"${KP_NICE[@]}" tar -C "$dir.tmp" -xf "$tarball"
 		mv "$dir.tmp/linux-source-$ver" "$dir"

@@ -134,7 +134,7 @@ vm_kernel() {
 	dir="$VM_CACHE/kernel/$kver"
 	if [[ ! -f $dir/.pkg || $(cat "$dir/.pkg") != "$stamp" ]]; then
 		vm_log "unpacking ${debs[*]##*/}"
-		rm -rf "$dir"
+		rm -rf "${dir:?}"
 		mkdir -p "$dir"
 		for d in "${debs[@]}"; do dpkg-deb -x "$d" "$dir"; done
 		# merged /usr or not, the modules end up under lib/modules
@@ -168,8 +168,13 @@ vm_userspace() {
 	dir="$VM_CACHE/userspace/$s-$(sha1sum <<<"$stamp" | cut -c1-12)"
 	if [[ ! -f $dir/.pkgs ]]; then
 		vm_log "unpacking the $s userspace (${VM_USERSPACE_PKGS[*]})"
-		tmp=$(mktemp -d "$dir.tmp.XXXXXX")
-		for d in "${debs[@]}"; do dpkg-deb -x "$d" "$tmp"; done
+		# Every path below is under $tmp: an empty $tmp (mktemp failing, as
+		# it did when userspace/ did not exist yet on a fresh cache) made
+		# the rm -rf below remove the host's /usr/share, /etc and /var.
+		mkdir -p "$VM_CACHE/userspace" || vm_die "cannot create $VM_CACHE/userspace"
+		tmp=$(mktemp -d "$dir.tmp.XXXXXX") && [[ -d $tmp && $tmp == "$VM_CACHE"/userspace/* ]] ||
+			vm_die "cannot create a scratch directory beside $dir"
+		for d in "${debs[@]}"; do dpkg-deb -x "$d" "$tmp" || vm_die "dpkg-deb -x $d failed"; done
 		# The host has merged /usr (/lib -> usr/lib, /lib64 -> usr/lib64):
 		# the layer must use the same paths or it would hide the host's.
 		for d in lib lib64 bin sbin; do
@@ -181,10 +186,10 @@ vm_userspace() {
 		done
 		# Only libraries, the dispatcher objects and xdp-tools' programs:
 		# documentation, locales and the like stay the host's.
-		rm -rf "$tmp/usr/share" "$tmp/etc" "$tmp/var"
+		rm -rf "${tmp:?}/usr/share" "${tmp:?}/etc" "${tmp:?}/var"
 		echo "$stamp" >"$tmp/.pkgs"
 		chmod 755 "$tmp"
-		mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"	# another run was first
+		mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "${tmp:?}"	# another run was first
 	fi
 	echo "$dir"
 }
@@ -240,7 +245,7 @@ vm_initrd() {
 	done
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"
 	mv "$out.tmp" "$out"
-	rm -rf "$root"
+	rm -rf "${root:?}"
 	echo "$out"
 }
 
@@ -261,7 +266,7 @@ vm_qemu() {
 	stamp=$(printf '%s\n' "${debs[@]}")
 	if [[ ! -f $dir/.pkgs || $(cat "$dir/.pkgs") != "$stamp" ]]; then
 		vm_log "unpacking qemu-system-x86 of $s with ${#debs[@]} packages"
-		rm -rf "$dir"
+		rm -rf "${dir:?}"
 		mkdir -p "$dir"
 		for d in "${debs[@]}"; do dpkg-deb -x "$VM_CACHE/apt/$s/archives/$d" "$dir"; done
 		echo "$stamp" >"$dir/.pkgs"
