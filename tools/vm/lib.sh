@@ -76,8 +76,16 @@ vm_apt_init() {
 	fi
 	if [[ ! -f $d/updated || -n $(find "$d/updated" -mmin +1440) ]]; then
 		vm_log "apt update ($s, private lists under $d)"
-		vm_apt "$s" update -qq >/dev/null 2>"$d/update.log" ||
-			{ cat "$d/update.log" >&2; vm_die "apt update of $s failed"; }
+		if ! vm_apt "$s" update -qq >/dev/null 2>"$d/update.log"; then
+			# A mirror or proxy that serves a snapshot can hold a Release
+			# past its Valid-Until (seen: sid, 28 days): its signature is
+			# still checked, only the freshness is waived, and said so.
+			grep -q "is expired" "$d/update.log" ||
+				{ cat "$d/update.log" >&2; vm_die "apt update of $s failed"; }
+			vm_log "note: the mirror's $s Release is past its Valid-Until; using it (signature checked)"
+			vm_apt "$s" -o Acquire::Check-Valid-Until=false update -qq >/dev/null 2>"$d/update.log" ||
+				{ cat "$d/update.log" >&2; vm_die "apt update of $s failed"; }
+		fi
 		touch "$d/updated"
 	fi
 }
