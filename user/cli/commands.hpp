@@ -24,10 +24,6 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc);
 void add_geneve_command(CLI::App &app, Globals &g, int &rc);	// port, rule, option, csum, stats
 void add_xsk_commands(CLI::App &app, Globals &g, int &rc);	// send, recv
 void add_features_command(CLI::App &app, Globals &g, int &rc);
-// bench runs tools/bench: what follows its name is the bench's, not ours;
-// main() takes it off argv (split_bench_args) before CLI11 parses the rest.
-std::vector<std::string> split_bench_args(int argc, char **argv);
-void add_bench_command(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
 
 
 // Validators of numeric options, checked on the text before CLI11 converts
@@ -70,7 +66,7 @@ inline CLI::Validator positive_number(bool zero_ok = false)
 // Every option and subcommand of offload-tool on @app; parsing runs the
 // chosen command's callback, which stores its exit code in @rc. No side
 // effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
-void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
+void build_app(CLI::App &app, Globals &g, int &rc);
 
 // --interval S and --count N of a stats command. In its callback,
 // interval_count_misuse() is the usage error of --count without --interval.
