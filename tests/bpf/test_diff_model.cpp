@@ -472,7 +472,7 @@ void run_vlan(VlanProg prog, size_t total, size_t max_payload)
 				same = same && describe(got) == describe(exp);
 				rep.compared++;
 				if (!same)
-					rep.add(std::string(name) + "@" + hook_name(hook), seed, batch, i, cfg, in,
+					rep.add(std::string(name) + "@" + to_string(static_cast<Hook>(hook)), seed, batch, i, cfg, in,
 						render(model::verdict_name(want.verdict),
 						       want.verdict == Outcome::pass ? std::span<const uint8_t>(want.out)
 										     : std::span<const uint8_t>(),

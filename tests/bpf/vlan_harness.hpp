@@ -26,6 +26,7 @@
 #include "tc_vlan_test.skel.h"
 #include "xdp_vlan_test.skel.h"
 #include "xoffload/abi_check.hpp"
+#include "xoffload/hook.hpp"
 
 namespace xoffload::test {
 
@@ -95,25 +96,6 @@ private:
 inline Policy poison_policy()
 {
 	return Policy::push({{kTpid8021AD, 4000, 7, true}, {kTpid8021Q, 4001, 7, true}}).allow({});
-}
-
-enum class Hook : uint32_t {
-	xdp = XO_HOOK_XDP,
-	tc_ingress = XO_HOOK_TC_INGRESS,
-	tc_egress = XO_HOOK_TC_EGRESS,
-};
-
-inline const char *hook_label(Hook h)
-{
-	switch (h) {
-	case Hook::xdp:
-		return "xdp";
-	case Hook::tc_ingress:
-		return "tc-ingress";
-	case Hook::tc_egress:
-		return "tc-egress";
-	}
-	return "?";
 }
 
 inline const char *reason_label(uint32_t r)
@@ -187,7 +169,7 @@ inline std::string describe(const Counters &c)
 		for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
 			const xo_counter &x = c.at(static_cast<Hook>(h), r);
 			if (x.packets || x.bytes)
-				s += std::string(hook_label(static_cast<Hook>(h))) + " " +
+				s += std::string(to_string(static_cast<Hook>(h))) + " " +
 				     reason_label(r) + ": " + std::to_string(x.packets) +
 				     " pkts " + std::to_string(x.bytes) + " bytes\n";
 		}

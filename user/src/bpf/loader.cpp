@@ -655,17 +655,6 @@ void set_library_verbosity(int level)
 	libxdp_set_print(print_libxdp);
 }
 
-Result<Hook> parse_hook(std::string_view s)
-{
-	if (s == "xdp")
-		return Hook::xdp;
-	if (s == "tc-ingress")
-		return Hook::tc_ingress;
-	if (s == "tc-egress")
-		return Hook::tc_egress;
-	return usage_error("unknown hook '" + std::string(s) + "' (xdp, tc-ingress or tc-egress)");
-}
-
 Result<XdpMode> parse_xdp_mode(std::string_view s)
 {
 	if (s == "native")
@@ -682,19 +671,6 @@ Result<Feature> parse_feature(std::string_view s)
 	if (s == "geneve")
 		return Feature::geneve;
 	return usage_error("unknown feature '" + std::string(s) + "' (vlan or geneve)");
-}
-
-const char *to_string(Hook h)
-{
-	switch (h) {
-	case Hook::xdp:
-		return "xdp";
-	case Hook::tc_ingress:
-		return "tc-ingress";
-	case Hook::tc_egress:
-		return "tc-egress";
-	}
-	return "?";
 }
 
 const char *to_string(XdpMode m)
