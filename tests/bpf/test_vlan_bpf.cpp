@@ -720,10 +720,8 @@ TEST_F(VlanBpf, TestsNeverPin)
 // the installed objects must load (unpinned) and be the same code.
 TEST_F(VlanBpf, InstalledObjectsLoadAndMatchTheTestedCode)
 {
-	std::unique_ptr<xdp_vlan_bpf, decltype(&xdp_vlan_bpf__destroy)> x(xdp_vlan_bpf__open(),
-									   xdp_vlan_bpf__destroy);
-	std::unique_ptr<tc_vlan_bpf, decltype(&tc_vlan_bpf__destroy)> t(tc_vlan_bpf__open(),
-									tc_vlan_bpf__destroy);
+	Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy> x(xdp_vlan_bpf__open());
+	Owned<tc_vlan_bpf, tc_vlan_bpf__destroy> t(tc_vlan_bpf__open());
 	bpf_map *m;
 
 	ASSERT_TRUE(x && t);

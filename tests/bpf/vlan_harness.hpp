@@ -27,6 +27,7 @@
 #include "xdp_vlan_test.skel.h"
 #include "xoffload/abi_check.hpp"
 #include "xoffload/hook.hpp"
+#include "xoffload/owned.hpp"
 
 namespace xoffload::test {
 
@@ -202,14 +203,8 @@ public:
 		return env.get();
 	}
 
-	~VlanEnv()
-	{
-		tc_vlan_test_bpf__destroy(tc_);
-		xdp_vlan_test_bpf__destroy(xdp_);
-	}
-
-	xdp_vlan_test_bpf *xdp() const { return xdp_; }
-	tc_vlan_test_bpf *tc() const { return tc_; }
+	xdp_vlan_test_bpf *xdp() const { return xdp_.get(); }
+	tc_vlan_test_bpf *tc() const { return tc_.get(); }
 
 	// Writes @p as the policy of @dir, replacing its whole VID table, the
 	// way libxoffload switches: into the inactive bank, then `active`
@@ -365,12 +360,12 @@ private:
 		int err;
 
 		libbpf_set_print(print);
-		xdp_ = xdp_vlan_test_bpf__open();
+		xdp_.reset(xdp_vlan_test_bpf__open());
 		if (!xdp_)
 			return -errno;
-		if ((err = unpin(xdp_->obj)) || (err = xdp_vlan_test_bpf__load(xdp_)))
+		if ((err = unpin(xdp_->obj)) || (err = xdp_vlan_test_bpf__load(xdp_.get())))
 			return err;
-		tc_ = tc_vlan_test_bpf__open();
+		tc_.reset(tc_vlan_test_bpf__open());
 		if (!tc_)
 			return -errno;
 		if ((err = unpin(tc_->obj)))
@@ -382,7 +377,7 @@ private:
 		    (err = bpf_map__reuse_fd(tc_->maps.xo_vlan_stats,
 					     bpf_map__fd(xdp_->maps.xo_vlan_stats))))
 			return err;
-		return tc_vlan_test_bpf__load(tc_);
+		return tc_vlan_test_bpf__load(tc_.get());
 	}
 
 	static void check(int err, const char *what)
@@ -391,8 +386,9 @@ private:
 			throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
 	}
 
-	xdp_vlan_test_bpf *xdp_ = nullptr;
-	tc_vlan_test_bpf *tc_ = nullptr;
+	// declaration order: tc_ (sharing xdp_'s maps) is destroyed first
+	Owned<xdp_vlan_test_bpf, xdp_vlan_test_bpf__destroy> xdp_;
+	Owned<tc_vlan_test_bpf, tc_vlan_test_bpf__destroy> tc_;
 	std::vector<uint16_t> touched_[XO_VLAN_BANKS][XO_DIR_MAX];
 };
 

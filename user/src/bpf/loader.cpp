@@ -27,6 +27,7 @@
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
 #include "xoffload/geneve.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/pins.hpp"
 #include "xoffload/rx_vlan.hpp"
 #include "xoffload/vlan.hpp"
@@ -66,30 +67,12 @@ Error load_error(std::string what, int err)
 	return e;
 }
 
-struct XdpSkelDel {
-	void operator()(xdp_vlan_bpf *s) const { xdp_vlan_bpf__destroy(s); }
-};
-struct XdpTagSkelDel {
-	void operator()(xdp_vlan_tag_bpf *s) const { xdp_vlan_tag_bpf__destroy(s); }
-};
-struct TcSkelDel {
-	void operator()(tc_vlan_bpf *s) const { tc_vlan_bpf__destroy(s); }
-};
-struct XdpProgDel {
-	void operator()(xdp_program *p) const { xdp_program__close(p); }
-};
-struct MultiprogDel {
-	void operator()(xdp_multiprog *m) const { xdp_multiprog__close(m); }
-};
-struct GeneveSkelDel {
-	void operator()(xdp_geneve_bpf *s) const { xdp_geneve_bpf__destroy(s); }
-};
-using XdpVlanSkel = std::unique_ptr<xdp_vlan_bpf, XdpSkelDel>;
-using XdpVlanTagSkel = std::unique_ptr<xdp_vlan_tag_bpf, XdpTagSkelDel>;
-using XdpGeneveSkel = std::unique_ptr<xdp_geneve_bpf, GeneveSkelDel>;
-using TcVlanSkel = std::unique_ptr<tc_vlan_bpf, TcSkelDel>;
-using XdpProgram = std::unique_ptr<xdp_program, XdpProgDel>;
-using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
+using XdpVlanSkel = Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy>;
+using XdpVlanTagSkel = Owned<xdp_vlan_tag_bpf, xdp_vlan_tag_bpf__destroy>;
+using XdpGeneveSkel = Owned<xdp_geneve_bpf, xdp_geneve_bpf__destroy>;
+using TcVlanSkel = Owned<tc_vlan_bpf, tc_vlan_bpf__destroy>;
+using XdpProgram = Owned<xdp_program, xdp_program__close>;
+using Multiprog = Owned<xdp_multiprog, xdp_multiprog__close>;
 
 // Program names, taken from the skeletons rather than spelled here.
 struct ProgNames {

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "xoffload/owned.hpp"
+
 namespace xoffload {
 
 namespace {
@@ -193,6 +195,7 @@ std::string xdp_hook_holders(int ifindex)
 	xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
 	if (libxdp_get_error(mp) || !mp)
 		return {};
+	Owned<xdp_multiprog, xdp_multiprog__close> owner(mp);
 	auto one = [](xdp_program *p) {
 		return std::string(xdp_program__name(p)) + " (prog id " + std::to_string(xdp_program__id(p)) + ")";
 	};
@@ -206,7 +209,6 @@ std::string xdp_hook_holders(int ifindex)
 		if (s.empty())
 			s = "libxdp's dispatcher";
 	}
-	xdp_multiprog__close(mp);
 	return s;
 }
 

@@ -17,6 +17,7 @@
 #include "../bpf/xdp_attach.hpp"
 #include "../core/internal.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/owned.hpp"
 #include "xdp_xsk.skel.h"
 #include "xdp_xsk_tag.skel.h"
 #include "xoffload/rx_vlan.hpp"
@@ -28,25 +29,18 @@
 namespace xoffload::xsk {
 
 namespace {
-struct SkelDel {
-	void operator()(xdp_xsk_bpf *s) const { xdp_xsk_bpf__destroy(s); }
-};
-struct TagSkelDel {
-	void operator()(xdp_xsk_tag_bpf *s) const { xdp_xsk_tag_bpf__destroy(s); }
-};
-struct ProgDel {
-	void operator()(xdp_program *p) const { xdp_program__close(p); }
-};
+using XskSkel = Owned<xdp_xsk_bpf, xdp_xsk_bpf__destroy>;
+using XskTagSkel = Owned<xdp_xsk_tag_bpf, xdp_xsk_tag_bpf__destroy>;
 } // namespace
 
 struct XskProgram::Impl {
 	// Declaration order: the program is closed before the object it uses.
-	std::unique_ptr<xdp_xsk_bpf, SkelDel> skel;	// or
-	std::unique_ptr<xdp_xsk_tag_bpf, TagSkelDel> tag_skel;	// device-bound, with the rx-vlan-tag kfunc
+	XskSkel skel;	// or
+	XskTagSkel tag_skel;	// device-bound, with the rx-vlan-tag kfunc
 	bpf_object *obj = nullptr;			// whichever of the two
 	bpf_program *bp = nullptr;
 	bpf_map *cfg = nullptr, *xsks = nullptr, *stats = nullptr;
-	std::unique_ptr<xdp_program, ProgDel> prog;	// through libxdp; null when single
+	Owned<xdp_program, xdp_program__close> prog;	// through libxdp; null when single
 	Netdev dev;
 	XdpMode mode = XdpMode::native;
 	bool attached = false;
@@ -232,8 +226,8 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 	}
 	p->attached = true;
 	if (xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(dev.ifindex); !libxdp_get_error(mp) && mp) {
+		Owned<xdp_multiprog, xdp_multiprog__close> owner(mp);
 		p->multiprog = !xdp_multiprog__is_legacy(mp);
-		xdp_multiprog__close(mp);
 	}
 	XskProgram out(std::move(p));
 	if (rxv) {
@@ -299,7 +293,7 @@ Result<XskProgCounters> XskProgram::counters() const
 const std::string &XskProgram::name()
 {
 	static const std::string n = [] {
-		std::unique_ptr<xdp_xsk_bpf, SkelDel> s(xdp_xsk_bpf__open());
+		XskSkel s(xdp_xsk_bpf__open());
 		return s ? std::string(bpf_program__name(s->progs.xdp_xsk)) : std::string();
 	}();
 	return n;
@@ -308,7 +302,7 @@ const std::string &XskProgram::name()
 bool XskProgram::is_xsk_name(const std::string &name)
 {
 	static const std::string tag = [] {
-		std::unique_ptr<xdp_xsk_tag_bpf, TagSkelDel> s(xdp_xsk_tag_bpf__open());
+		XskTagSkel s(xdp_xsk_tag_bpf__open());
 		return s ? std::string(bpf_program__name(s->progs.xdp_xsk_tag)) : std::string();
 	}();
 	return name == XskProgram::name() || name == tag;
