@@ -59,11 +59,15 @@ int print_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
 
 // Load failures come from the verifier or from missing privileges; libbpf's
 // output (the verifier log) is shown only with -vv.
+std::string load_note()
+{
+	return g_verbosity < 2 ? " (-vv shows the libbpf/verifier log)" : "";
+}
+
 Error load_error(std::string what, int err)
 {
 	Error e = errno_error(std::move(what), err);
-	if (g_verbosity < 2)
-		e.msg += " (-vv shows the libbpf/verifier log)";
+	e.msg += load_note();
 	return e;
 }
 
@@ -307,28 +311,17 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 		// the driver's facts first, once the multi-buffer entry was tried
 		// (or cannot be): an MTU over the driver's XDP limit is no case
 		// for another try (dispatcher, single program)
-		if (mode == XdpMode::native && (how.frags || !kernel_has_xdp_frags())) {
-			auto h = features::xdp_attach_hint_live(dev.name, err, how.frags, "--mode skb");
-			if (!h.hint.empty()) {
-				tried = {};
-				return runtime_error(why + ": " + h.hint, -err);
-			}
-		}
-		if (mode == XdpMode::native && err == -EOPNOTSUPP &&
-		    !features::xdp_attach_hint_live(dev.name, err, how.frags, "--mode skb").native)
-			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
-		if (err == -EEXIST || err == -EBUSY) {
-			std::string holders = xdp_hook_holders(dev.ifindex);
-			return runtime_error(why + ": " + (holders.empty() ? "another XDP program" : holders) +
-						     " holds the XDP hook in a way that cannot be shared (detach it first)",
-					     -err);
-		}
-		if (tried.refused_for_frags && how.frags)
-			return runtime_error(why + ": refused (" + std::strerror(-err) + "); frames may arrive in several " +
-						     "buffers here (a large MTU; on veth the peer's counts too)" +
-						     " (lower the MTU or use --mode skb)",
-					     -err);
-		return loaded ? errno_error(why, err) : load_error(why, err);
+		XdpAttachFailure fail{why, err, mode, how.frags};
+		fail.last_entry = how.frags || !kernel_has_xdp_frags();
+		fail.refused_for_frags = tried.refused_for_frags;
+		fail.loaded = loaded;
+		fail.load_note = load_note();
+		fail.skb_flag = "--mode skb";
+		fail.busy = "in a way that cannot be shared (detach it first)";
+		XdpAttachVerdict v = xdp_attach_error(dev, fail);
+		if (v.final)
+			tried = {};
+		return std::move(v.error);
 	}
 	if (how.single) {
 		bpf_prog_info pi{};

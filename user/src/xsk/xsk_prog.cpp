@@ -86,26 +86,11 @@ namespace {
 
 Error attach_error(const Netdev &dev, XdpMode mode, bool frags, int err)
 {
-	std::string why = "attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")";
-	if (mode == XdpMode::native) {
-		auto h = features::xdp_attach_hint_live(dev.name, err, frags, "--xdp-mode skb");
-		if (!h.hint.empty())
-			return runtime_error(why + ": " + h.hint, -err);
-		if (err == -EOPNOTSUPP && !h.native)
-			return runtime_error(why + ": driver has no native XDP (try --xdp-mode skb)", EOPNOTSUPP);
-	}
-	if (err == -ERANGE)
-		return runtime_error(why + ": the MTU is too large for XDP on this device" +
-					     (frags ? "" : " (kernel without XDP multi-buffer)"),
-				     ERANGE);
-	if (err == -EEXIST || err == -EBUSY) {
-		std::string holders = xdp_hook_holders(dev.ifindex);
-		return runtime_error(why + ": " + (holders.empty() ? "another XDP program" : holders) +
-					     " holds the XDP hook and cannot share it (another recv, or offload-tool "
-					     "attach; see offload-tool status)",
-				     -err);
-	}
-	return errno_error(why, err);
+	// xdp_xsk is frags-aware wherever the kernel is: its one entry is the last
+	XdpAttachFailure fail{"attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")", err, mode, frags};
+	fail.skb_flag = "--xdp-mode skb";
+	fail.busy = "and cannot share it (another recv, or offload-tool attach; see offload-tool status)";
+	return xdp_attach_error(dev, fail).error;
 }
 
 } // namespace
