@@ -48,6 +48,7 @@ void build_app(CLI::App &app, Globals &g, int &rc)
 	app.fallthrough();
 
 	add_attach_commands(app, g, rc);
+	add_status_command(app, g, rc);
 	add_vlan_command(app, g, rc);
 	add_geneve_command(app, g, rc);
 	add_xsk_commands(app, g, rc);

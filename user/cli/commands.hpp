@@ -19,7 +19,8 @@
 
 namespace xoffload::cli {
 
-void add_attach_commands(CLI::App &app, Globals &g, int &rc);	// attach, detach, status
+void add_attach_commands(CLI::App &app, Globals &g, int &rc);	// attach, detach
+void add_status_command(CLI::App &app, Globals &g, int &rc);
 void add_vlan_command(CLI::App &app, Globals &g, int &rc);
 void add_geneve_command(CLI::App &app, Globals &g, int &rc);	// port, rule, option, csum, stats
 void add_xsk_commands(CLI::App &app, Globals &g, int &rc);	// send, recv
@@ -81,14 +82,6 @@ inline bool interval_count_misuse(const CLI::Option *count, double interval)
 {
 	return count->count() && interval <= 0;
 }
-
-// detach --purge: deletes the geneve devices `geneve port add --nic` made
-// for the registry @ports that was pinned in @dir (those with
-// XO_GNV_PORT_F_NIC; read with pinned_geneve_ports() before detach, which
-// removes the pins with the last program) and that no other registry of
-// the netns holds; returns them. A device gone already is skipped, so a
-// purge that stopped half way can run again.
-Result<std::vector<NicDevPurge>> purge_nic_geneve_devs(const std::string &dir, const std::vector<GenevePort> &ports);
 
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);
