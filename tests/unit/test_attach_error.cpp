@@ -31,7 +31,7 @@ struct Row {
 
 const Row kRows[] = {
 	{"veth_mtu_over_the_limit", -ERANGE, XdpMode::native, DevKind::veth, 9000, false, true, false, true, kLoaderBusy,
-	 "", "veth runs XDP up to MTU 3818 (the peer's MTU; MTU 9000 here): lower the MTU, load a frags-aware "
+	 "", "veth runs XDP up to MTU 3506 (the peer's MTU; MTU 9000 here): lower the MTU, load a frags-aware "
 	 "program or use --mode skb", ERANGE, true},
 	{"vmxnet3_61_no_native", -EOPNOTSUPP, XdpMode::native, DevKind::vmxnet3, 1500, true, true, false, true,
 	 kLoaderBusy, "", "vmxnet3 has no native XDP on Linux 6.1 (try --mode skb)", EOPNOTSUPP, true},
