@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "xoffload/owned.hpp"
+
 namespace xoffload::bench {
 
 // Options every subcommand takes; defaults of 0 mean "the bench decides".
@@ -46,13 +48,9 @@ double median(std::vector<double> v);
 int fail(const std::string &what, int err = 0);
 
 // Owner of a bpftool skeleton: Skel is the generated struct, Destroy its
-// __destroy function.
+// __destroy function (libxoffload's one owner of libbpf objects).
 template <typename Skel, void (*Destroy)(Skel *)>
-struct SkelDeleter {
-	void operator()(Skel *s) const noexcept { Destroy(s); }
-};
-template <typename Skel, void (*Destroy)(Skel *)>
-using UniqueSkel = std::unique_ptr<Skel, SkelDeleter<Skel, Destroy>>;
+using UniqueSkel = Owned<Skel, Destroy>;
 
 // The set-up every BPF bench starts with: frames and runs from the options
 // or the bench's own defaults (quick or full), libbpf's verbosity set, the

@@ -35,6 +35,7 @@
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
 #include "xoffload/geneve.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/vlan.hpp"
 
 namespace xoffload::test {
@@ -203,13 +204,13 @@ public:
 			return nullptr;
 		}
 		LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = r->dir_.path().c_str());
-		r->xdp_ = xdp_vlan_bpf__open_opts(&o);
-		if (!r->xdp_ || xdp_vlan_bpf__load(r->xdp_)) {
+		r->xdp_.reset(xdp_vlan_bpf__open_opts(&o));
+		if (!r->xdp_ || xdp_vlan_bpf__load(r->xdp_.get())) {
 			*why = "loading xdp_vlan failed";
 			return nullptr;
 		}
-		r->tc_ = tc_vlan_test_bpf__open_opts(&o);
-		if (!r->tc_ || tc_vlan_test_bpf__load(r->tc_)) {
+		r->tc_.reset(tc_vlan_test_bpf__open_opts(&o));
+		if (!r->tc_ || tc_vlan_test_bpf__load(r->tc_.get())) {
 			*why = "loading tc_vlan_test failed";
 			return nullptr;
 		}
@@ -221,12 +222,6 @@ public:
 		r->maps_.emplace(std::move(*m));
 		return r;
 	}
-	~VlanRig()
-	{
-		tc_vlan_test_bpf__destroy(tc_);
-		xdp_vlan_bpf__destroy(xdp_);
-	}
-
 	// Replaces the policy of @d by @p, the way `offload-tool vlan` does.
 	void configure(Dir d, const model::VlanPolicy &p)
 	{
@@ -266,8 +261,8 @@ public:
 		return out;
 	}
 
-	xdp_vlan_bpf *xdp() const { return xdp_; }
-	tc_vlan_test_bpf *tc() const { return tc_; }
+	xdp_vlan_bpf *xdp() const { return xdp_.get(); }
+	tc_vlan_test_bpf *tc() const { return tc_.get(); }
 
 private:
 	VlanRig() : dir_("vlan") {}
@@ -278,8 +273,8 @@ private:
 	}
 
 	PinDir dir_;
-	xdp_vlan_bpf *xdp_ = nullptr;
-	tc_vlan_test_bpf *tc_ = nullptr;
+	Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy> xdp_;
+	Owned<tc_vlan_test_bpf, tc_vlan_test_bpf__destroy> tc_;
 	std::optional<VlanMaps> maps_;
 	model::VlanPolicy cur_[2];
 };
@@ -472,7 +467,7 @@ void run_vlan(VlanProg prog, size_t total, size_t max_payload)
 				same = same && describe(got) == describe(exp);
 				rep.compared++;
 				if (!same)
-					rep.add(std::string(name) + "@" + hook_name(hook), seed, batch, i, cfg, in,
+					rep.add(std::string(name) + "@" + to_string(static_cast<Hook>(hook)), seed, batch, i, cfg, in,
 						render(model::verdict_name(want.verdict),
 						       want.verdict == Outcome::pass ? std::span<const uint8_t>(want.out)
 										     : std::span<const uint8_t>(),
@@ -522,13 +517,13 @@ public:
 			return nullptr;
 		}
 		LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = r->dir_.path().c_str());
-		r->s_ = xdp_geneve_bpf__open_opts(&o);
+		r->s_.reset(xdp_geneve_bpf__open_opts(&o));
 		if (!r->s_) {
 			*why = "opening xdp_geneve failed";
 			return nullptr;
 		}
 		bpf_program__set_autoload(frags ? r->s_->progs.xdp_geneve : r->s_->progs.xdp_geneve_mb, false);
-		if (int err = xdp_geneve_bpf__load(r->s_)) {
+		if (int err = xdp_geneve_bpf__load(r->s_.get())) {
 			*why = std::string("loading xdp_geneve failed: ") + std::strerror(-err);
 			return nullptr;
 		}
@@ -540,7 +535,6 @@ public:
 		r->maps_.emplace(std::move(*m));
 		return r;
 	}
-	~GeneveRig() { xdp_geneve_bpf__destroy(s_); }
 
 	// Replaces the whole configuration by @c, as a user of offload-tool
 	// geneve would: ports, rules, default rule, known classes, csum.
@@ -625,7 +619,7 @@ private:
 	PinDir dir_;
 	std::map<uint32_t, uint32_t> slots_;
 	bool frags_;
-	xdp_geneve_bpf *s_ = nullptr;
+	Owned<xdp_geneve_bpf, xdp_geneve_bpf__destroy> s_;
 	std::optional<GeneveMaps> maps_;
 	model::GeneveConfig cur_;
 };

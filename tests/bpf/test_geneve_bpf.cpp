@@ -30,6 +30,7 @@
 #include "xdp_geneve.skel.h"
 #include "xoffload/abi_check.hpp"
 #include "xoffload/netdev.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/xsk.hpp"
 
 namespace xoffload::test {
@@ -85,7 +86,6 @@ public:
 		*why = err;
 		return env.get();
 	}
-	~GeneveEnv() { xdp_geneve_bpf__destroy(s_); }
 
 	// A separate, just-loaded copy: every map (and the lookup cache) as the
 	// kernel creates it, zero.
@@ -101,7 +101,7 @@ public:
 		return e;
 	}
 
-	xdp_geneve_bpf *skel() const { return s_; }
+	xdp_geneve_bpf *skel() const { return s_.get(); }
 	int fd(bpf_map *m) const { return bpf_map__fd(m); }
 
 	void check(int err, const char *what) const
@@ -233,7 +233,7 @@ private:
 	}
 	int load()
 	{
-		s_ = xdp_geneve_bpf__open();
+		s_.reset(xdp_geneve_bpf__open());
 		if (!s_)
 			return -errno;
 		bpf_map *m;
@@ -245,10 +245,10 @@ private:
 		// one entry per load: the kernel ties the CPUMAP to the first
 		// program using it, frags or not
 		bpf_program__set_autoload(frags_ ? s_->progs.xdp_geneve : s_->progs.xdp_geneve_mb, false);
-		return xdp_geneve_bpf__load(s_);
+		return xdp_geneve_bpf__load(s_.get());
 	}
 	bpf_program *entry() const { return frags_ ? s_->progs.xdp_geneve_mb : s_->progs.xdp_geneve; }
-	xdp_geneve_bpf *s_ = nullptr;
+	Owned<xdp_geneve_bpf, xdp_geneve_bpf__destroy> s_;
 	bool frags_ = false;
 	std::map<uint32_t, uint16_t> slots_;
 };

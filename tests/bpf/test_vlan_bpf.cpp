@@ -268,7 +268,7 @@ protected:
 // verdict, wire bytes and exactly which counters moved.
 RunResult expect_case(VlanEnv &env, Hook hook, const Case &c)
 {
-	SCOPED_TRACE(std::string("at ") + hook_label(hook));
+	SCOPED_TRACE(std::string("at ") + to_string(hook));
 	env.arm(hook, c.policy);
 	Counters before = env.counters();
 	RunResult r = env.run(hook, c.in);
@@ -298,9 +298,9 @@ void expect_same_wire(Hook a, const RunResult &ra, Hook b, const RunResult &rb)
 {
 	if (ra.err || rb.err)
 		return;
-	EXPECT_EQ(ra.verdict(a), rb.verdict(b)) << hook_label(a) << " vs " << hook_label(b);
-	EXPECT_EQ(hexdump(ra.wire()), hexdump(rb.wire())) << hook_label(a) << " vs "
-							   << hook_label(b);
+	EXPECT_EQ(ra.verdict(a), rb.verdict(b)) << to_string(a) << " vs " << to_string(b);
+	EXPECT_EQ(hexdump(ra.wire()), hexdump(rb.wire())) << to_string(a) << " vs "
+							   << to_string(b);
 }
 
 class VlanCase : public VlanBpf, public ::testing::WithParamInterface<Case> {};
@@ -460,7 +460,7 @@ TEST_F(VlanBpf, IngressAndEgressPoliciesAreIndependent)
 		std::vector<uint32_t> counted;
 	};
 	auto check = [&](const Expect &e) {
-		SCOPED_TRACE(hook_label(e.hook));
+		SCOPED_TRACE(to_string(e.hook));
 		Counters before = env_->counters();
 		RunResult r = env_->run(e.hook, *e.in);
 		Counters delta = env_->counters() - before;
@@ -509,7 +509,7 @@ TEST_F(VlanBpf, OpThatDoesNotFitTheFrameKeepsIt)
 	bad.v.op[1] = XO_VLAN_OP_POP2;	// one tag, two to pop
 	bad.v.op[2] = XO_VLAN_OP_PUSH1;	// would make three
 	for (Hook h : {Hook::xdp, Hook::tc_ingress}) {
-		SCOPED_TRACE(hook_label(h));
+		SCOPED_TRACE(to_string(h));
 		env_->set_policy(XO_DIR_INGRESS, bad, true);
 		for (const Bytes &in : {frame({}), frame({kC100}), frame({kS30, kC100})}) {
 			Counters before = env_->counters();
@@ -720,10 +720,8 @@ TEST_F(VlanBpf, TestsNeverPin)
 // the installed objects must load (unpinned) and be the same code.
 TEST_F(VlanBpf, InstalledObjectsLoadAndMatchTheTestedCode)
 {
-	std::unique_ptr<xdp_vlan_bpf, decltype(&xdp_vlan_bpf__destroy)> x(xdp_vlan_bpf__open(),
-									   xdp_vlan_bpf__destroy);
-	std::unique_ptr<tc_vlan_bpf, decltype(&tc_vlan_bpf__destroy)> t(tc_vlan_bpf__open(),
-									tc_vlan_bpf__destroy);
+	Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy> x(xdp_vlan_bpf__open());
+	Owned<tc_vlan_bpf, tc_vlan_bpf__destroy> t(tc_vlan_bpf__open());
 	bpf_map *m;
 
 	ASSERT_TRUE(x && t);

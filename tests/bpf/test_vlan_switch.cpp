@@ -20,6 +20,7 @@
 #include "packet_builder.hpp"
 #include "prog_run.hpp"
 #include "xdp_vlan.skel.h"
+#include "xoffload/owned.hpp"
 #include "xoffload/vlan.hpp"
 
 namespace xoffload::test {
@@ -33,10 +34,6 @@ Bytes tagged(uint16_t vid, uint8_t pcp = 0)
 		b.vlan(kTpid8021Q, vid, pcp, false);
 	return b.ipv4(kIpA, kIpB).udp(kPortA, kPortB).payload(18).build();
 }
-
-struct SkelDel {
-	void operator()(xdp_vlan_bpf *s) const { xdp_vlan_bpf__destroy(s); }
-};
 
 class VlanSwitch : public ::testing::Test {
 protected:
@@ -105,7 +102,7 @@ protected:
 	}
 
 	std::string dir_;
-	std::unique_ptr<xdp_vlan_bpf, SkelDel> skel_;
+	Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy> skel_;
 	std::unique_ptr<VlanMaps> maps_;
 };
 

@@ -26,6 +26,8 @@
 #include "tc_vlan_test.skel.h"
 #include "xdp_vlan_test.skel.h"
 #include "xoffload/abi_check.hpp"
+#include "xoffload/hook.hpp"
+#include "xoffload/owned.hpp"
 
 namespace xoffload::test {
 
@@ -95,25 +97,6 @@ private:
 inline Policy poison_policy()
 {
 	return Policy::push({{kTpid8021AD, 4000, 7, true}, {kTpid8021Q, 4001, 7, true}}).allow({});
-}
-
-enum class Hook : uint32_t {
-	xdp = XO_HOOK_XDP,
-	tc_ingress = XO_HOOK_TC_INGRESS,
-	tc_egress = XO_HOOK_TC_EGRESS,
-};
-
-inline const char *hook_label(Hook h)
-{
-	switch (h) {
-	case Hook::xdp:
-		return "xdp";
-	case Hook::tc_ingress:
-		return "tc-ingress";
-	case Hook::tc_egress:
-		return "tc-egress";
-	}
-	return "?";
 }
 
 inline const char *reason_label(uint32_t r)
@@ -187,7 +170,7 @@ inline std::string describe(const Counters &c)
 		for (uint32_t r = 0; r < XO_VLAN_CNT_MAX; r++) {
 			const xo_counter &x = c.at(static_cast<Hook>(h), r);
 			if (x.packets || x.bytes)
-				s += std::string(hook_label(static_cast<Hook>(h))) + " " +
+				s += std::string(to_string(static_cast<Hook>(h))) + " " +
 				     reason_label(r) + ": " + std::to_string(x.packets) +
 				     " pkts " + std::to_string(x.bytes) + " bytes\n";
 		}
@@ -220,14 +203,8 @@ public:
 		return env.get();
 	}
 
-	~VlanEnv()
-	{
-		tc_vlan_test_bpf__destroy(tc_);
-		xdp_vlan_test_bpf__destroy(xdp_);
-	}
-
-	xdp_vlan_test_bpf *xdp() const { return xdp_; }
-	tc_vlan_test_bpf *tc() const { return tc_; }
+	xdp_vlan_test_bpf *xdp() const { return xdp_.get(); }
+	tc_vlan_test_bpf *tc() const { return tc_.get(); }
 
 	// Writes @p as the policy of @dir, replacing its whole VID table, the
 	// way libxoffload switches: into the inactive bank, then `active`
@@ -383,12 +360,12 @@ private:
 		int err;
 
 		libbpf_set_print(print);
-		xdp_ = xdp_vlan_test_bpf__open();
+		xdp_.reset(xdp_vlan_test_bpf__open());
 		if (!xdp_)
 			return -errno;
-		if ((err = unpin(xdp_->obj)) || (err = xdp_vlan_test_bpf__load(xdp_)))
+		if ((err = unpin(xdp_->obj)) || (err = xdp_vlan_test_bpf__load(xdp_.get())))
 			return err;
-		tc_ = tc_vlan_test_bpf__open();
+		tc_.reset(tc_vlan_test_bpf__open());
 		if (!tc_)
 			return -errno;
 		if ((err = unpin(tc_->obj)))
@@ -400,7 +377,7 @@ private:
 		    (err = bpf_map__reuse_fd(tc_->maps.xo_vlan_stats,
 					     bpf_map__fd(xdp_->maps.xo_vlan_stats))))
 			return err;
-		return tc_vlan_test_bpf__load(tc_);
+		return tc_vlan_test_bpf__load(tc_.get());
 	}
 
 	static void check(int err, const char *what)
@@ -409,8 +386,9 @@ private:
 			throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
 	}
 
-	xdp_vlan_test_bpf *xdp_ = nullptr;
-	tc_vlan_test_bpf *tc_ = nullptr;
+	// declaration order: tc_ (sharing xdp_'s maps) is destroyed first
+	Owned<xdp_vlan_test_bpf, xdp_vlan_test_bpf__destroy> xdp_;
+	Owned<tc_vlan_test_bpf, tc_vlan_test_bpf__destroy> tc_;
 	std::vector<uint16_t> touched_[XO_VLAN_BANKS][XO_DIR_MAX];
 };
 

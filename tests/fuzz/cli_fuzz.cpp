@@ -69,12 +69,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cli::Globals g;
 	int rc = 0;
 	CLI::App app{"fuzz", "offload-tool"};
-	const std::vector<std::string> bench_args = cli::split_bench_args(argc, argv.data());
-	cli::build_app(app, g, rc, bench_args);
+	cli::build_app(app, g, rc);
 	Kept kept;
 	strip(app, kept);
 	try {
-		app.parse(argc - static_cast<int>(bench_args.size()), argv.data());
+		app.parse(argc, argv.data());
 	} catch (const CLI::ParseError &) {
 		// --help, --version and every refusal
 	}

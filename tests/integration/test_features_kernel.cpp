@@ -34,6 +34,7 @@
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
 #include "xoffload/kernel.hpp"
+#include "xoffload/owned.hpp"
 
 namespace xoffload::test {
 namespace {
@@ -79,14 +80,9 @@ struct Counts {
 // One counter program instance, attached to a clsact hook.
 class Counter {
 public:
-	~Counter()
-	{
-		if (skel_)
-			gso_count_bpf__destroy(skel_);
-	}
 	std::string attach(const std::string &ns, const std::string &ifname, bpf_tc_attach_point where)
 	{
-		skel_ = gso_count_bpf__open_and_load();
+		skel_.reset(gso_count_bpf__open_and_load());
 		if (!skel_)
 			return "load gso_count: " + std::string(strerror(errno));
 		std::string why;
@@ -118,7 +114,7 @@ public:
 	}
 
 private:
-	gso_count_bpf *skel_ = nullptr;
+	Owned<gso_count_bpf, gso_count_bpf__destroy> skel_;
 };
 
 // What a case builds. Layers top first, as for --stack; the bottom is a veth
@@ -388,14 +384,14 @@ TEST_P(FeaturesVsKernel, ModelMatchesKernel)
 	std::string why;
 	if (bottom.peer_xdp) {
 		// veth_xdp_set(): XDP on vB makes veth_fix_features() clear GSO on vA
-		gso_count_bpf *x = gso_count_bpf__open_and_load();
+		Owned<gso_count_bpf, gso_count_bpf__destroy> x(gso_count_bpf__open_and_load());
 		ASSERT_NE(x, nullptr);
 		int e = 0;
 		in_ns(ns_, [&] {
 			e = bpf_xdp_attach(static_cast<int>(if_nametoindex("vB")), bpf_program__fd(x->progs.xdp_pass_all),
 					   XDP_FLAGS_DRV_MODE, nullptr);
 		}, &why);
-		gso_count_bpf__destroy(x);	// the attachment holds the program
+		x.reset();	// the attachment holds the program
 		ASSERT_EQ(e, 0) << "XDP on vB: " << strerror(-e);
 	}
 

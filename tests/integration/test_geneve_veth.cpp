@@ -37,6 +37,7 @@
 #include "xoffload/abi_check.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/kernel.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/pcap.hpp"
 
 namespace xoffload::test {
@@ -352,8 +353,7 @@ uint64_t udp_csum_errors(const std::string &ns)
 TEST_F(GeneveVeth, DecapViaCpumapLetsTheStackCheckInnerChecksums)
 {
 	XO_SKIP_WITHOUT_NATIVE_XDP(tb_->ns_b(), tb_->if_b());
-	std::unique_ptr<tc_csum_mark_bpf, void (*)(tc_csum_mark_bpf *)> mark(tc_csum_mark_bpf__open_and_load(),
-									    tc_csum_mark_bpf__destroy);
+	Owned<tc_csum_mark_bpf, tc_csum_mark_bpf__destroy> mark(tc_csum_mark_bpf__open_and_load());
 	ASSERT_TRUE(mark) << "load tc_csum_mark: " << std::strerror(errno);
 	{
 		InNetns in(tb_->ns_a());

@@ -164,5 +164,17 @@ TEST(Names, CountersAndHooks)
 {
 	EXPECT_STREQ(vlan_counter_name(static_cast<unsigned>(VlanStat::dropped_no_headroom)), "dropped-no-headroom");
 	EXPECT_STREQ(vlan_counter_name(kVlanStats), "?");
-	EXPECT_STREQ(hook_name(XO_HOOK_TC_EGRESS), "tc-egress");
+	EXPECT_STREQ(to_string(static_cast<Hook>(XO_HOOK_TC_EGRESS)), "tc-egress");
+	EXPECT_STREQ(to_string(static_cast<Hook>(kHooks)), "?") << "a counter index out of range";
+	// one name per hook, and parse_hook reads back what to_string wrote
+	for (unsigned h = 0; h < kHooks; h++) {
+		auto back = parse_hook(to_string(static_cast<Hook>(h)));
+		ASSERT_TRUE(back) << h;
+		EXPECT_EQ(static_cast<unsigned>(*back), h);
+	}
+	EXPECT_EQ(static_cast<unsigned>(Hook::tc_ingress), unsigned{XO_HOOK_TC_INGRESS});
+	auto bad = parse_hook("tc");
+	ASSERT_FALSE(bad);
+	EXPECT_EQ(bad.error().kind, ErrorKind::usage);
+	EXPECT_NE(bad.error().msg.find("xdp, tc-ingress or tc-egress"), std::string::npos) << bad.error().msg;
 }

@@ -38,7 +38,7 @@ Status prepare(const Globals &g)
 	return ok();
 }
 
-void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args)
+void build_app(CLI::App &app, Globals &g, int &rc)
 {
 	app.set_version_flag("--version", std::string("offload-tool ") + XOFFLOAD_VERSION);
 	app.add_flag("--json", g.json, "Machine-readable output");
@@ -48,11 +48,11 @@ void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string
 	app.fallthrough();
 
 	add_attach_commands(app, g, rc);
+	add_status_command(app, g, rc);
 	add_vlan_command(app, g, rc);
 	add_geneve_command(app, g, rc);
 	add_xsk_commands(app, g, rc);
 	add_features_command(app, g, rc);
-	add_bench_command(app, g, rc, bench_args);
 }
 
 } // namespace xoffload::cli

@@ -1,6 +1,5 @@
-// attach, detach, status: which xoffload programs sit on which hook.
-#include <net/if.h>
-
+// attach, detach: which xoffload programs sit on which hook (status is in
+// cmd_status.cpp).
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -35,52 +34,6 @@ void print_attach(const Globals &g, const Netdev &dev, const AttachInfo &a, cons
 	if (a.hook == Hook::xdp)
 		std::printf(" (%s mode, %s)", to_string(a.mode), a.multiprog ? "libxdp dispatcher" : "single program");
 	std::printf(", prog id %u\n", a.prog_id);
-}
-
-void status_json(Json &j, const IfStatus &st)
-{
-	j.begin_object().kv("interface", st.dev.name).kv("ifindex", st.dev.ifindex)
-		.kv("pin_dir", st.pin_dir).kv("pinned", st.pinned);
-	j.begin_object("xdp").kv("mode", st.xdp_mode).kv("multiprog", st.xdp_multiprog).begin_array("programs");
-	for (const auto &p : st.xdp_progs)
-		j.begin_object().kv("name", p.name).kv("id", p.id).kv("run_prio", p.run_prio)
-			.kv("xoffload", p.ours).end_object();
-	j.end_array().end_object().begin_array("attached");
-	for (const auto &a : st.ours) {
-		j.begin_object().kv("feature", to_string(a.feature)).kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
-			.kv("prog_name", a.prog_name);
-		if (a.hook == Hook::xdp)
-			j.kv("mode", to_string(a.mode));
-		j.end_object();
-	}
-	j.end_array().end_object();
-}
-
-void status_text(const IfStatus &st)
-{
-	std::printf("%s (ifindex %d)\n", st.dev.name.c_str(), st.dev.ifindex);
-	if (st.xdp_progs.empty())
-		std::printf("  xdp: none\n");
-	else
-		std::printf("  xdp: %s mode, %s\n", st.xdp_mode.c_str(),
-			    st.xdp_multiprog ? "libxdp dispatcher" : "single program");
-	for (const auto &p : st.xdp_progs) {
-		std::string tag;
-		for (const auto &a : st.ours)
-			if (a.hook == Hook::xdp && a.prog_id == p.id)
-				tag = std::string("  [xoffload ") + to_string(a.feature) + "]";
-		if (xsk::XskProgram::is_xsk_name(p.name)) {
-			int pid = xsk::bpf_prog_holder(p.id);
-			tag = pid ? "  [xoffload recv, pid " + std::to_string(pid) + "]"
-				  : std::string("  [xoffload recv, stale: its recv is gone; detach removes it]");
-		}
-		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id, tag.c_str());
-	}
-	for (const auto &a : st.ours)
-		if (a.hook != Hook::xdp)
-			std::printf("  %s: %s id %u\n", to_string(a.hook), a.prog_name.c_str(), a.prog_id);
-	if (st.pinned)
-		std::printf("  maps pinned in %s\n", st.pin_dir.c_str());
 }
 
 // The geneve devices a purge deleted: into @j's object (--json), else one
@@ -370,72 +323,6 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			if (purged)
 				std::printf("removed pins %s\n", dir.c_str());
 		}
-	});
-
-	auto ifname = std::make_shared<std::string>();
-	auto *st = app.add_subcommand("status", "Show what is attached (one interface or all)");
-	st->add_option("interface", *ifname, "Interface (default: every interface)");
-	st->callback([&g, &rc, ifname] {
-		if (auto s = prepare(g); !s) {
-			rc = report(s.error());
-			return;
-		}
-		std::vector<Netdev> devs;
-		if (!ifname->empty()) {
-			auto dev = netdev_lookup(*ifname);
-			if (!dev) {
-				rc = report(dev.error());
-				return;
-			}
-			if (auto s = reconcile_pins(*dev); !s) {
-				rc = report(s.error());
-				return;
-			}
-			devs.push_back(*dev);
-		} else if (struct if_nameindex *all = if_nameindex()) {
-			for (auto *p = all; p->if_index; p++)
-				devs.push_back(Netdev{p->if_name, static_cast<int>(p->if_index)});
-			if_freenameindex(all);
-		}
-		Json j;
-		j.begin_object().begin_array("interfaces");
-		for (const auto &dev : devs) {
-			auto s = status(dev);
-			if (!s) {
-				rc = report(s.error());
-				return;
-			}
-			// listing all interfaces: only those with some XDP program or ours
-			if (ifname->empty() && s->xdp_progs.empty() && s->ours.empty() && !s->pinned)
-				continue;
-			if (g.json)
-				status_json(j, *s);
-			else
-				status_text(*s);
-		}
-		j.end_array();
-		// listing all: pin directories whose interface is gone or another one
-		if (ifname->empty() && bpffs_check()) {
-			auto dirs = list_pin_dirs();
-			if (!dirs) {
-				rc = report(dirs.error());
-				return;
-			}
-			j.begin_array("pin_dirs");
-			for (const auto &p : *dirs) {
-				if (g.json)
-					j.begin_object().kv("path", p.path).kv("orphan", p.orphan).kv("note", p.why).end_object();
-				else if (p.orphan)
-					std::printf("orphaned pins %s: %s (offload-tool detach --all-orphans removes them)\n",
-						    p.path.c_str(), p.why.c_str());
-				else if (!p.why.empty())
-					std::printf("pins %s: %s\n", p.path.c_str(), p.why.c_str());
-			}
-			j.end_array();
-		}
-		j.end_object();
-		if (g.json)
-			j.print();
 	});
 }
 

@@ -105,21 +105,21 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 		if (prev)
 			j.kv("interval_s", dt);
 		j.begin_object("hooks");
-		for (unsigned h = 0; h < XO_HOOK_MAX; h++) {
-			j.begin_object(hook_name(h));
+		for (unsigned h = 0; h < kHooks; h++) {
+			j.begin_object(to_string(static_cast<Hook>(h)));
 			json_counter_set(j, c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name);
 			j.end_object();
 		}
 		j.end_object().end_object().print();
 		return;
 	}
-	for (unsigned h = 0; h < XO_HOOK_MAX; h++) {
+	for (unsigned h = 0; h < kHooks; h++) {
 		uint64_t total = 0;
 		for (unsigned r = 0; r < kVlanStats; r++)
 			total += c.v[h][r].packets;
 		if (!total)
 			continue;
-		std::printf("%s %s%s\n", dev.name.c_str(), hook_name(h), prev ? " (per second)" : "");
+		std::printf("%s %s%s\n", dev.name.c_str(), to_string(static_cast<Hook>(h)), prev ? " (per second)" : "");
 		// reasons that never happened: -v or --json shows them
 		print_counter_set(c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name, 22, g.verbose, dt);
 	}

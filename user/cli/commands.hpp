@@ -19,15 +19,12 @@
 
 namespace xoffload::cli {
 
-void add_attach_commands(CLI::App &app, Globals &g, int &rc);	// attach, detach, status
+void add_attach_commands(CLI::App &app, Globals &g, int &rc);	// attach, detach
+void add_status_command(CLI::App &app, Globals &g, int &rc);
 void add_vlan_command(CLI::App &app, Globals &g, int &rc);
 void add_geneve_command(CLI::App &app, Globals &g, int &rc);	// port, rule, option, csum, stats
 void add_xsk_commands(CLI::App &app, Globals &g, int &rc);	// send, recv
 void add_features_command(CLI::App &app, Globals &g, int &rc);
-// bench runs tools/bench: what follows its name is the bench's, not ours;
-// main() takes it off argv (split_bench_args) before CLI11 parses the rest.
-std::vector<std::string> split_bench_args(int argc, char **argv);
-void add_bench_command(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
 
 
 // Validators of numeric options, checked on the text before CLI11 converts
@@ -70,7 +67,7 @@ inline CLI::Validator positive_number(bool zero_ok = false)
 // Every option and subcommand of offload-tool on @app; parsing runs the
 // chosen command's callback, which stores its exit code in @rc. No side
 // effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
-void build_app(CLI::App &app, Globals &g, int &rc, const std::vector<std::string> &bench_args);
+void build_app(CLI::App &app, Globals &g, int &rc);
 
 // --interval S and --count N of a stats command. In its callback,
 // interval_count_misuse() is the usage error of --count without --interval.
@@ -85,14 +82,6 @@ inline bool interval_count_misuse(const CLI::Option *count, double interval)
 {
 	return count->count() && interval <= 0;
 }
-
-// detach --purge: deletes the geneve devices `geneve port add --nic` made
-// for the registry @ports that was pinned in @dir (those with
-// XO_GNV_PORT_F_NIC; read with pinned_geneve_ports() before detach, which
-// removes the pins with the last program) and that no other registry of
-// the netns holds; returns them. A device gone already is skipped, so a
-// purge that stopped half way can run again.
-Result<std::vector<NicDevPurge>> purge_nic_geneve_devs(const std::string &dir, const std::vector<GenevePort> &ports);
 
 // Applies the global options (verbosity, netns); first call of every command.
 Status prepare(const Globals &g);

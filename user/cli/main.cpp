@@ -11,12 +11,10 @@ int main(int argc, char **argv)
 
 	CLI::App app{"xoffload: VLAN, Geneve, segmentation and checksum offloads in XDP, TC and AF_XDP",
 		     "offload-tool"};
-	const std::vector<std::string> bench_args = cli::split_bench_args(argc, argv);
-	cli::build_app(app, g, rc, bench_args);
+	cli::build_app(app, g, rc);
 
 	try {
-		// CLI11 parses everything up to the bench's name
-		app.parse(argc - static_cast<int>(bench_args.size()), argv);
+		app.parse(argc, argv);
 	} catch (const CLI::CallForHelp &e) {
 		return app.exit(e);
 	} catch (const CLI::CallForAllHelp &e) {

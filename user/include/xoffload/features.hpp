@@ -377,15 +377,8 @@ bool decap_cpumap_default(const NicFacts &f);
 // beyond the errno. @frags: the program is frags-aware. @skb_flag: the CLI
 // option that selects generic XDP ("--mode skb", "--xdp-mode skb").
 std::string xdp_attach_hint(const NicFacts &f, int err, unsigned mtu, bool frags, const char *skb_flag);
-
-// xdp_attach_hint() for the device @ifname under the running kernel (its
-// driver by ETHTOOL_GDRVINFO, its MTU). native: the facts say the driver has
-// native XDP, so an EOPNOTSUPP does not mean "no native XDP".
-struct XdpAttachHint {
-	std::string hint;
-	bool native = false;
-};
-XdpAttachHint xdp_attach_hint_live(const std::string &ifname, int err, bool frags, const char *skb_flag);
+// (xdp_attach_error() in user/src/bpf/xdp_attach.hpp applies it, with the
+// device's driver and MTU read live, for the loader and xdp_xsk alike.)
 
 } // namespace features
 

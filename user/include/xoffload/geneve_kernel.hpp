@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,29 @@ std::vector<NicDevPurge> nic_devs_to_purge(const std::vector<GenevePort> &ports,
 Status nic_geneve_dev_create(uint16_t port);
 // Deletes a link by name (RTM_DELLINK).
 Status link_delete(const std::string &name);
+
+// The registries of the current netns and the devices they share
+// (user/src/core/geneve_netns.cpp).
+
+// Pin directories of this netns that hold Geneve maps: (ifname, dir), sorted.
+std::vector<std::pair<std::string, std::string>> geneve_pin_dirs();
+// Does another registry of this netns than @self_dir hold @port with a --nic
+// device? Then the device stays when this one lets the port go.
+bool nic_port_held_elsewhere(const std::string &self_dir, uint16_t port);
+// The kernel Geneve device that already holds @port in this netns (ours or
+// anyone's, up), if any.
+Result<std::optional<KernelGeneveDev>> geneve_dev_on(uint16_t port);
+// Ports of the kernel's Geneve devices that are up (their sockets are open:
+// what udp_tunnel_nic tells the NICs), but not the --nic devices, whose
+// ports the registry holds already: port -> a device's name.
+Result<std::map<uint16_t, std::string>> kernel_geneve_ports();
+// detach --purge: deletes the geneve devices `geneve port add --nic` made
+// for the registry @ports that was pinned in @dir (those with
+// XO_GNV_PORT_F_NIC; read with pinned_geneve_ports() before detach, which
+// removes the pins with the last program) and that no other registry of
+// the netns holds; returns them. A device gone already is skipped, so a
+// purge that stopped half way can run again.
+Result<std::vector<NicDevPurge>> purge_nic_geneve_devs(const std::string &dir, const std::vector<GenevePort> &ports);
 
 // Link events of the current netns (rtnetlink group RTNLGRP_LINK): when
 // they come, devices came, went or changed.

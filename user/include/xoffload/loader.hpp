@@ -10,17 +10,15 @@
 #include <string_view>
 #include <vector>
 
+#include "xoffload/hook.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/result.hpp"
 
 namespace xoffload {
 
-enum class Hook { xdp, tc_ingress, tc_egress };
 enum class XdpMode { native, skb };
 
-Result<Hook> parse_hook(std::string_view s);
 Result<XdpMode> parse_xdp_mode(std::string_view s);
-const char *to_string(Hook h);
 const char *to_string(XdpMode m);
 
 // The program families: vlan (XDP and TC), geneve (XDP only).

@@ -1,5 +1,12 @@
 // Error values for control paths: errno captured at the call site plus one
 // human line. g++ 12 has no std::expected, so this is the small subset we use.
+//
+// The errno sign convention, for the whole library: a function that returns
+// an int status (hot paths, thin wrappers of libbpf/libxdp/syscalls) returns
+// 0 or a count on success and a NEGATIVE errno on failure, as the kernel and
+// libbpf do (gso_segment, XskSocket::kick, the XDP attach helpers). Where an
+// errno is stored rather than returned (Error::err, a counter's "last errno")
+// it is the positive value, as errno itself. Control paths return Result.
 #pragma once
 
 #include <string>

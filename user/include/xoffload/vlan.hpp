@@ -11,6 +11,7 @@
 
 #include "xoffload/abi_check.hpp"
 #include "xoffload/fd.hpp"
+#include "xoffload/hook.hpp"
 #include "xoffload/result.hpp"
 
 namespace xoffload {
@@ -41,7 +42,6 @@ enum class VlanStat : unsigned {
 };
 inline constexpr unsigned kVlanStats = static_cast<unsigned>(VlanStat::count);
 const char *vlan_counter_name(unsigned stat);	// by VlanStat: "popped", "dropped-malformed", ...
-const char *hook_name(unsigned hook);			// "xdp", "tc-ingress", "tc-egress"
 
 struct TagSpec {
 	uint16_t tpid = XO_ETH_P_8021Q;
@@ -65,7 +65,7 @@ VlanStatSet vlan_stats_of(const std::array<xo_counter, XO_VLAN_CNT_MAX> &raw);
 
 struct VlanCounters {
 	// [hook][VlanStat], summed over CPUs
-	std::array<VlanStatSet, XO_HOOK_MAX> v{};
+	std::array<VlanStatSet, kHooks> v{};
 };
 
 struct VidRule {

@@ -234,7 +234,8 @@ public:
 	// Reaps the completion ring (frames become free); returns how many.
 	uint32_t complete() noexcept;
 	// Tells the kernel there is TX work (when it asked to be woken, or
-	// always without need_wakeup). Returns 0 or a positive errno (not fatal).
+	// always without need_wakeup). Returns 0 or a negative errno (not fatal;
+	// -EAGAIN, -EBUSY and -ENOBUFS count as kick_busy, the rest as kick_errors).
 	int kick() noexcept;
 	// Waits up to timeout_ms for RX (or TX room); 0 on timeout.
 	int wait(int timeout_ms) noexcept;

@@ -27,6 +27,7 @@
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
 #include "xoffload/geneve.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/pins.hpp"
 #include "xoffload/rx_vlan.hpp"
 #include "xoffload/vlan.hpp"
@@ -58,38 +59,24 @@ int print_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
 
 // Load failures come from the verifier or from missing privileges; libbpf's
 // output (the verifier log) is shown only with -vv.
+std::string load_note()
+{
+	return g_verbosity < 2 ? " (-vv shows the libbpf/verifier log)" : "";
+}
+
 Error load_error(std::string what, int err)
 {
 	Error e = errno_error(std::move(what), err);
-	if (g_verbosity < 2)
-		e.msg += " (-vv shows the libbpf/verifier log)";
+	e.msg += load_note();
 	return e;
 }
 
-struct XdpSkelDel {
-	void operator()(xdp_vlan_bpf *s) const { xdp_vlan_bpf__destroy(s); }
-};
-struct XdpTagSkelDel {
-	void operator()(xdp_vlan_tag_bpf *s) const { xdp_vlan_tag_bpf__destroy(s); }
-};
-struct TcSkelDel {
-	void operator()(tc_vlan_bpf *s) const { tc_vlan_bpf__destroy(s); }
-};
-struct XdpProgDel {
-	void operator()(xdp_program *p) const { xdp_program__close(p); }
-};
-struct MultiprogDel {
-	void operator()(xdp_multiprog *m) const { xdp_multiprog__close(m); }
-};
-struct GeneveSkelDel {
-	void operator()(xdp_geneve_bpf *s) const { xdp_geneve_bpf__destroy(s); }
-};
-using XdpVlanSkel = std::unique_ptr<xdp_vlan_bpf, XdpSkelDel>;
-using XdpVlanTagSkel = std::unique_ptr<xdp_vlan_tag_bpf, XdpTagSkelDel>;
-using XdpGeneveSkel = std::unique_ptr<xdp_geneve_bpf, GeneveSkelDel>;
-using TcVlanSkel = std::unique_ptr<tc_vlan_bpf, TcSkelDel>;
-using XdpProgram = std::unique_ptr<xdp_program, XdpProgDel>;
-using Multiprog = std::unique_ptr<xdp_multiprog, MultiprogDel>;
+using XdpVlanSkel = Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy>;
+using XdpVlanTagSkel = Owned<xdp_vlan_tag_bpf, xdp_vlan_tag_bpf__destroy>;
+using XdpGeneveSkel = Owned<xdp_geneve_bpf, xdp_geneve_bpf__destroy>;
+using TcVlanSkel = Owned<tc_vlan_bpf, tc_vlan_bpf__destroy>;
+using XdpProgram = Owned<xdp_program, xdp_program__close>;
+using Multiprog = Owned<xdp_multiprog, xdp_multiprog__close>;
 
 // Program names, taken from the skeletons rather than spelled here.
 struct ProgNames {
@@ -193,11 +180,6 @@ XdpMode mode_of(xdp_multiprog *mp)
 	return xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? XdpMode::skb : XdpMode::native;
 }
 
-std::string pin_marker(const Netdev &dev)
-{
-	return pin_dir(dev) + "/" + vlan_map_names().cfg;
-}
-
 // The XDP program of a feature, opened with its maps pinned under dir.
 struct XdpObject {
 	XdpVlanSkel vlan;
@@ -215,21 +197,30 @@ constexpr uint32_t kSingleBufferMtu = 1500;
 #define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6)
 #endif
 
-// @tag_ifindex: xdp_vlan_tag, device-bound to that interface (vlan only).
-Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags, int tag_ifindex)
+// xdp_geneve's single- or multi-buffer entry (@frags), its maps pinned
+// under @dir.
+Result<XdpObject> open_geneve_xdp(const std::string &dir, bool frags, int)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
 	XdpObject o;
-	if (f == Feature::geneve) {
-		o.geneve.reset(xdp_geneve_bpf__open_opts(&oo));
-		if (!o.geneve)
-			return errno_error("open xdp_geneve object", errno);
-		o.obj = o.geneve->obj;
-		o.prog = frags ? o.geneve->progs.xdp_geneve_mb : o.geneve->progs.xdp_geneve;
-		// one entry per load: the kernel ties the CPUMAP to the first
-		// program using it, frags or not
-		bpf_program__set_autoload(frags ? o.geneve->progs.xdp_geneve : o.geneve->progs.xdp_geneve_mb, false);
-	} else if (tag_ifindex) {
+	o.geneve.reset(xdp_geneve_bpf__open_opts(&oo));
+	if (!o.geneve)
+		return errno_error("open xdp_geneve object", errno);
+	o.obj = o.geneve->obj;
+	o.prog = frags ? o.geneve->progs.xdp_geneve_mb : o.geneve->progs.xdp_geneve;
+	// one entry per load: the kernel ties the CPUMAP to the first
+	// program using it, frags or not
+	bpf_program__set_autoload(frags ? o.geneve->progs.xdp_geneve : o.geneve->progs.xdp_geneve_mb, false);
+	return o;
+}
+
+// xdp_vlan's entry, or with @tag_ifindex xdp_vlan_tag's, device-bound to
+// that interface.
+Result<XdpObject> open_vlan_xdp(const std::string &dir, bool frags, int tag_ifindex)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
+	XdpObject o;
+	if (tag_ifindex) {
 		o.vlan_tag.reset(xdp_vlan_tag_bpf__open_opts(&oo));
 		if (!o.vlan_tag)
 			return errno_error("open xdp_vlan_tag object", errno);
@@ -251,6 +242,108 @@ Result<XdpObject> open_xdp_object(Feature f, const std::string &dir, bool frags,
 		bpf_program__set_autoload(frags ? o.vlan->progs.xdp_vlan : o.vlan->progs.xdp_vlan_mb, false);
 	}
 	return o;
+}
+
+// The pins @f at @h will reuse, against the maps this build declares: a pin
+// of an older layout is refused in one line before anything is attached
+// (xdp_vlan_tag declares the same maps as xdp_vlan).
+Status check_vlan_pins(const Netdev &dev, Hook h, const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
+	if (h == Hook::xdp) {
+		XdpVlanSkel s(xdp_vlan_bpf__open_opts(&oo));
+		return s ? check_object_pins(s->obj, dev.name) : errno_error("open xdp_vlan object", errno);
+	}
+	TcVlanSkel s(tc_vlan_bpf__open_opts(&oo));
+	return s ? check_object_pins(s->obj, dev.name) : errno_error("open tc_vlan object", errno);
+}
+
+Status check_geneve_pins(const Netdev &dev, Hook, const std::string &dir)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
+	XdpGeneveSkel s(xdp_geneve_bpf__open_opts(&oo));
+	return s ? check_object_pins(s->obj, dev.name) : errno_error("open xdp_geneve object", errno);
+}
+
+// The policy pinned by an older xoffload: op[] and outer_only derived anew
+// before a program of this one acts on it.
+Status upgrade_vlan_pins(const Netdev &dev, const std::string &dir)
+{
+	auto m = VlanMaps::open(dir, dev.name);
+	if (!m)
+		return m.error();
+	return m->upgrade();
+}
+
+std::vector<std::string> vlan_xdp_entries()
+{
+	const auto &n = prog_names();
+	return {n.xdp, n.xdp_mb, n.xdp_tag, n.xdp_tag_mb};
+}
+
+std::vector<std::string> geneve_xdp_entries()
+{
+	const auto &n = prog_names();
+	return {n.geneve, n.geneve_mb};
+}
+
+// The pin whose presence says the feature's maps are pinned in @dir.
+std::string vlan_pin_marker(const std::string &dir)
+{
+	return dir + "/" + vlan_map_names().cfg;
+}
+
+std::string geneve_pin_marker(const std::string &dir)
+{
+	const auto names = geneve_map_names();
+	return names.empty() ? std::string() : dir + "/" + names[0];
+}
+
+Status renew_cpumap(const std::string &dir);
+
+constexpr unsigned hook_bit(Hook h)
+{
+	return 1u << static_cast<unsigned>(h);
+}
+
+// Each BPF feature described once: what the generic attach, detach and
+// status do differently for it. Indexed by Feature.
+struct FeatureDesc {
+	Feature feature;
+	const char *name;		// the CLI word; the rxvlan-by-<name> record
+	unsigned hooks;			// hook_bit()s it attaches at
+	// objects and entries: the XDP entry (frags: the multi-buffer one;
+	// tag_ifindex: the device-bound variant reading stripped tags), and
+	// the names of every XDP entry it has (status tells ours by them)
+	Result<XdpObject> (*open_xdp)(const std::string &dir, bool frags, int tag_ifindex);
+	std::vector<std::string> (*xdp_entries)();
+	// pins: the one that says they exist, and the check against this
+	// build's layout before they are reused
+	std::string (*pin_marker)(const std::string &dir);
+	Status (*check_pins)(const Netdev &dev, Hook h, const std::string &dir);
+	// attach quirks
+	Status (*upgrade_pins)(const Netdev &dev, const std::string &dir);	// an older ABI's pins
+	Status (*before_each_load)(const std::string &dir);	// renew a map the kernel ties to a program
+	bool tag_kfunc;			// has the device-bound stripped-tag variant
+	TagReader tag_reader;		// how it reads tags at XDP (rx_vlan_take)
+};
+
+constexpr FeatureDesc kFeatureDescs[] = {
+	{Feature::vlan, "vlan", hook_bit(Hook::xdp) | hook_bit(Hook::tc_ingress) | hook_bit(Hook::tc_egress),
+	 open_vlan_xdp, vlan_xdp_entries, vlan_pin_marker, check_vlan_pins, upgrade_vlan_pins, nullptr, true,
+	 TagReader::xdp_vlan},
+	// the kernel ties xdp_geneve's CPUMAP to the first program that loads
+	// with it, for the map's life; a refused one too: renewed before each
+	{Feature::geneve, "geneve", hook_bit(Hook::xdp), open_geneve_xdp, geneve_xdp_entries, geneve_pin_marker,
+	 check_geneve_pins, nullptr, renew_cpumap, false, TagReader::xdp_geneve},
+};
+
+static_assert(kFeatureDescs[static_cast<size_t>(Feature::vlan)].feature == Feature::vlan &&
+	      kFeatureDescs[static_cast<size_t>(Feature::geneve)].feature == Feature::geneve);
+
+const FeatureDesc &desc(Feature f)
+{
+	return kFeatureDescs[static_cast<size_t>(f)];
 }
 
 // How one attempt attaches an XDP entry.
@@ -284,7 +377,7 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 				    XdpTried &tried)
 {
 	tried = {};
-	auto skel = open_xdp_object(f, dir, how.frags, how.tag ? dev.ifindex : 0);
+	auto skel = desc(f).open_xdp(dir, how.frags, how.tag ? dev.ifindex : 0);
 	if (!skel)
 		return skel.error();
 	const std::string name = bpf_program__name(skel->prog);
@@ -324,28 +417,17 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 		// the driver's facts first, once the multi-buffer entry was tried
 		// (or cannot be): an MTU over the driver's XDP limit is no case
 		// for another try (dispatcher, single program)
-		if (mode == XdpMode::native && (how.frags || !kernel_has_xdp_frags())) {
-			auto h = features::xdp_attach_hint_live(dev.name, err, how.frags, "--mode skb");
-			if (!h.hint.empty()) {
-				tried = {};
-				return runtime_error(why + ": " + h.hint, -err);
-			}
-		}
-		if (mode == XdpMode::native && err == -EOPNOTSUPP &&
-		    !features::xdp_attach_hint_live(dev.name, err, how.frags, "--mode skb").native)
-			return runtime_error(why + ": driver has no native XDP (try --mode skb)", EOPNOTSUPP);
-		if (err == -EEXIST || err == -EBUSY) {
-			std::string holders = xdp_hook_holders(dev.ifindex);
-			return runtime_error(why + ": " + (holders.empty() ? "another XDP program" : holders) +
-						     " holds the XDP hook in a way that cannot be shared (detach it first)",
-					     -err);
-		}
-		if (tried.refused_for_frags && how.frags)
-			return runtime_error(why + ": refused (" + std::strerror(-err) + "); frames may arrive in several " +
-						     "buffers here (a large MTU; on veth the peer's counts too)" +
-						     " (lower the MTU or use --mode skb)",
-					     -err);
-		return loaded ? errno_error(why, err) : load_error(why, err);
+		XdpAttachFailure fail{why, err, mode, how.frags};
+		fail.last_entry = how.frags || !kernel_has_xdp_frags();
+		fail.refused_for_frags = tried.refused_for_frags;
+		fail.loaded = loaded;
+		fail.load_note = load_note();
+		fail.skb_flag = "--mode skb";
+		fail.busy = "in a way that cannot be shared (detach it first)";
+		XdpAttachVerdict v = xdp_attach_error(dev, fail);
+		if (v.final)
+			tried = {};
+		return std::move(v.error);
 	}
 	if (how.single) {
 		bpf_prog_info pi{};
@@ -424,10 +506,8 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 				"device-bound program, and libxdp's dispatcher cannot chain those";
 	std::optional<Error> refused_entry;	// the single-buffer entry's refusal
 	for (;;) {
-		// the kernel ties xdp_geneve's CPUMAP to the first program that
-		// loads with it, for the map's life; a refused one too
-		if (f == Feature::geneve)
-			if (auto s = renew_cpumap(dir); !s)
+		if (desc(f).before_each_load)
+			if (auto s = desc(f).before_each_load(dir); !s)
 				return s.error();
 		XdpTried tried;
 		auto r = attach_xdp_entry(dev, f, mode, dir, how, tried);
@@ -556,11 +636,10 @@ Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 // Which feature an XDP program of ours with this name serves, if it is ours.
 std::optional<Feature> xdp_feature_of(const std::string &name)
 {
-	const auto &n = prog_names();
-	if (name == n.xdp || name == n.xdp_mb || name == n.xdp_tag || name == n.xdp_tag_mb)
-		return Feature::vlan;
-	if (name == n.geneve || name == n.geneve_mb)
-		return Feature::geneve;
+	for (const FeatureDesc &d : kFeatureDescs)
+		for (const std::string &e : d.xdp_entries())
+			if (name == e)
+				return d.feature;
 	return std::nullopt;
 }
 
@@ -568,24 +647,6 @@ bool is_our_name(const std::string &name)
 {
 	const auto &n = prog_names();
 	return xdp_feature_of(name) || name == n.tc_ingress || name == n.tc_egress;
-}
-
-// The pins @f at @h will reuse, against the maps this build declares: a pin
-// of an older layout is refused in one line before anything is attached
-// (xdp_vlan_tag declares the same maps as xdp_vlan).
-Status check_feature_pins(const Netdev &dev, Feature f, Hook h, const std::string &dir)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = dir.c_str());
-	if (f == Feature::geneve) {
-		XdpGeneveSkel s(xdp_geneve_bpf__open_opts(&oo));
-		return s ? check_object_pins(s->obj, dev.name) : errno_error("open xdp_geneve object", errno);
-	}
-	if (h == Hook::xdp) {
-		XdpVlanSkel s(xdp_vlan_bpf__open_opts(&oo));
-		return s ? check_object_pins(s->obj, dev.name) : errno_error("open xdp_vlan object", errno);
-	}
-	TcVlanSkel s(tc_vlan_bpf__open_opts(&oo));
-	return s ? check_object_pins(s->obj, dev.name) : errno_error("open tc_vlan object", errno);
 }
 
 // A single program at the XDP hook (ours, alone because libxdp's dispatcher
@@ -601,15 +662,16 @@ Error single_program_holds_hook(const Netdev &dev, Feature f, const XdpProgInfo 
 		msg += p.name + " (prog id " + std::to_string(p.id) + "), not ours,";
 	msg += " holds the XDP hook as a single program, which nothing can be chained to (only libxdp's dispatcher "
 	       "chains programs, and it was not used for this one); ";
+	const auto at_tc = [](Feature x) { return (desc(x).hooks & hook_bit(Hook::tc_ingress)) != 0; };
 	if (holder) {
 		msg += std::string("detach ") + to_string(*holder) + " first";
-		if (*holder == Feature::vlan)
-			msg += " (vlan can run at TC instead: --hook tc-ingress)";
+		if (at_tc(*holder))
+			msg += std::string(" (") + to_string(*holder) + " can run at TC instead: --hook tc-ingress)";
 	} else {
 		msg += "unload it first";
 	}
-	if (f == Feature::vlan)
-		msg += ", or attach vlan at TC (--hook tc-ingress)";
+	if (at_tc(f))
+		msg += std::string(", or attach ") + to_string(f) + " at TC (--hook tc-ingress)";
 	return runtime_error(msg, EBUSY);
 }
 
@@ -655,17 +717,6 @@ void set_library_verbosity(int level)
 	libxdp_set_print(print_libxdp);
 }
 
-Result<Hook> parse_hook(std::string_view s)
-{
-	if (s == "xdp")
-		return Hook::xdp;
-	if (s == "tc-ingress")
-		return Hook::tc_ingress;
-	if (s == "tc-egress")
-		return Hook::tc_egress;
-	return usage_error("unknown hook '" + std::string(s) + "' (xdp, tc-ingress or tc-egress)");
-}
-
 Result<XdpMode> parse_xdp_mode(std::string_view s)
 {
 	if (s == "native")
@@ -677,24 +728,10 @@ Result<XdpMode> parse_xdp_mode(std::string_view s)
 
 Result<Feature> parse_feature(std::string_view s)
 {
-	if (s == "vlan")
-		return Feature::vlan;
-	if (s == "geneve")
-		return Feature::geneve;
+	for (const FeatureDesc &d : kFeatureDescs)
+		if (s == d.name)
+			return d.feature;
 	return usage_error("unknown feature '" + std::string(s) + "' (vlan or geneve)");
-}
-
-const char *to_string(Hook h)
-{
-	switch (h) {
-	case Hook::xdp:
-		return "xdp";
-	case Hook::tc_ingress:
-		return "tc-ingress";
-	case Hook::tc_egress:
-		return "tc-egress";
-	}
-	return "?";
 }
 
 const char *to_string(XdpMode m)
@@ -704,7 +741,7 @@ const char *to_string(XdpMode m)
 
 const char *to_string(Feature f)
 {
-	return f == Feature::geneve ? "geneve" : "vlan";
+	return desc(f).name;
 }
 
 Result<IfStatus> status(const Netdev &dev)
@@ -712,8 +749,9 @@ Result<IfStatus> status(const Netdev &dev)
 	IfStatus st;
 	st.dev = dev;
 	st.pin_dir = pin_dir(dev);
-	st.pinned = path_exists(pin_marker(dev)) ||
-		    (!geneve_map_names().empty() && path_exists(st.pin_dir + "/" + geneve_map_names()[0]));
+	for (const FeatureDesc &d : kFeatureDescs)
+		if (const std::string m = d.pin_marker(st.pin_dir); !m.empty() && path_exists(m))
+			st.pinned = true;
 
 	auto mp = xdp_query(dev);
 	if (!mp)
@@ -748,8 +786,14 @@ Result<IfStatus> status(const Netdev &dev)
 
 Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, const AttachOptions &opts)
 {
-	if (f == Feature::geneve && h != Hook::xdp)
-		return usage_error("geneve attaches at the xdp hook only");
+	const FeatureDesc &d = desc(f);
+	if (!(d.hooks & hook_bit(h))) {	// geneve: XDP only
+		std::string at;
+		for (unsigned i = 0; i < kHooks; i++)
+			if (d.hooks & hook_bit(static_cast<Hook>(i)))
+				at += std::string(at.empty() ? "" : ", ") + to_string(static_cast<Hook>(i));
+		return usage_error(std::string(d.name) + " attaches at the " + at + " hook only");
+	}
 	if (auto s = bpffs_check(); !s)
 		return s.error();
 	auto st = status(dev);
@@ -764,48 +808,42 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 	std::string dir = pin_dir(dev);
 	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
 	if (had_pins)
-		if (auto s = check_feature_pins(dev, f, h, dir); !s)
+		if (auto s = d.check_pins(dev, h, dir); !s)
 			return s.error();
 	if (auto s = make_dirs(dir); !s)
 		return s.error();
 	if (auto s = mark_pin_dir(dev); !s)
 		return s.error();
-	// a policy pinned by an older xoffload: derive op[] and outer_only anew
-	// before a program of this one acts on it
-	if (f == Feature::vlan && path_exists(pin_marker(dev))) {
-		auto m = VlanMaps::open(dir, dev.name);
-		if (!m)
-			return m.error();
-		if (auto s = m->upgrade(); !s)
+	// maps pinned by an older xoffload: made this one's before a program
+	// of this one acts on them
+	if (d.upgrade_pins && path_exists(d.pin_marker(dir)))
+		if (auto s = d.upgrade_pins(dev, dir); !s)
 			return s.error();
-	}
 	// vlan at XDP reads tags: where the device strips them first, stripping
 	// goes off for the attachment's life, and the driver's stripped-tag
 	// kfunc is used where it has one (native mode: generic XDP runs on an
 	// skb the stack untagged already, and no driver kfunc serves it)
 	// xdp_geneve reads outer tags too: a tag stripped before XDP comes back
 	// on the inner frame it decaps and passes
+	// (every feature reads tags: vlan at each of its hooks, geneve at XDP,
+	// its only one)
 	std::optional<RxVlanFacts> rxv;
 	std::string rx_note;
-	if (f == Feature::vlan || (f == Feature::geneve && h == Hook::xdp)) {
-		auto facts = rx_vlan_facts(dev);
-		if (facts) {
-			rxv = *facts;
-			if (std::string line = vlan_filter_advice(*rxv, dev.name); !line.empty())
-				std::fprintf(stderr, "xoffload: %s\n", line.c_str());
-		} else {
-			std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): tags the device strips "
-					     "are not seen at XDP\n", dev.name.c_str(), facts.error().msg.c_str());
-		}
+	if (auto facts = rx_vlan_facts(dev)) {
+		rxv = *facts;
+		if (std::string line = vlan_filter_advice(*rxv, dev.name); !line.empty())
+			std::fprintf(stderr, "xoffload: %s\n", line.c_str());
+	} else {
+		std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): tags the device strips "
+				     "are not seen at XDP\n", dev.name.c_str(), facts.error().msg.c_str());
 	}
 	const bool reads_tags = h == Hook::xdp && rxv;
-	const char *holder = to_string(f);	// "vlan", "geneve": the rxvlan-by-<holder> record
+	const char *holder = d.name;	// "vlan", "geneve": the rxvlan-by-<holder> record
 	if (reads_tags) {
 		// xdp_geneve has no stripped-tag variant: it cannot give a tag back
-		if (mode != XdpMode::native || opts.no_tag_kfunc || f != Feature::vlan)
+		if (mode != XdpMode::native || opts.no_tag_kfunc || !d.tag_kfunc)
 			rxv->meta_kfunc = false;
-		auto t = rx_vlan_take(dev, *rxv, holder, f == Feature::vlan ? TagReader::xdp_vlan : TagReader::xdp_geneve,
-				      opts.keep_rx_vlan);
+		auto t = rx_vlan_take(dev, *rxv, holder, d.tag_reader, opts.keep_rx_vlan);
 		if (!t) {
 			if (st->ours.empty() && !had_pins)
 				(void)remove_pin_dir(dir);

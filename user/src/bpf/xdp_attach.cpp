@@ -12,8 +12,12 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
+
+#include "xoffload/kernel.hpp"
+#include "xoffload/owned.hpp"
 
 namespace xoffload {
 
@@ -193,6 +197,7 @@ std::string xdp_hook_holders(int ifindex)
 	xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
 	if (libxdp_get_error(mp) || !mp)
 		return {};
+	Owned<xdp_multiprog, xdp_multiprog__close> owner(mp);
 	auto one = [](xdp_program *p) {
 		return std::string(xdp_program__name(p)) + " (prog id " + std::to_string(xdp_program__id(p)) + ")";
 	};
@@ -206,7 +211,6 @@ std::string xdp_hook_holders(int ifindex)
 		if (s.empty())
 			s = "libxdp's dispatcher";
 	}
-	xdp_multiprog__close(mp);
 	return s;
 }
 
@@ -247,6 +251,56 @@ std::string kernel_release()
 	if (::uname(&u))
 		return "?";
 	return u.release;
+}
+
+XdpAttachVerdict xdp_attach_error(const XdpAttachFailure &f, const features::NicFacts &facts, unsigned mtu,
+				  const std::string &holders)
+{
+	const int e = f.err;
+	if (f.mode == XdpMode::native) {
+		if (f.last_entry) {
+			std::string hint = features::xdp_attach_hint(facts, e, mtu, f.frags, f.skb_flag);
+			if (!hint.empty())
+				return {runtime_error(f.what + ": " + hint, -e), true};
+		}
+		if (e == -EOPNOTSUPP && !(facts.modelled && facts.native_xdp.value))
+			return {runtime_error(f.what + ": driver has no native XDP (try " + f.skb_flag + ")", EOPNOTSUPP)};
+	}
+	if (e == -EEXIST || e == -EBUSY)
+		return {runtime_error(f.what + ": " + (holders.empty() ? "another XDP program" : holders) +
+					      " holds the XDP hook " + f.busy,
+				      -e)};
+	if (f.refused_for_frags && f.frags)
+		return {runtime_error(f.what + ": refused (" + std::strerror(-e) + "); frames may arrive in several " +
+					      "buffers here (a large MTU; on veth the peer's counts too) (lower the MTU or use " +
+					      f.skb_flag + ")",
+				      -e)};
+	if (e == -ERANGE)
+		return {runtime_error(f.what + ": the MTU is too large for XDP on this device" +
+					      (f.frags ? "" : " (kernel without XDP multi-buffer)"),
+				      ERANGE)};
+	Error out = errno_error(f.what, e);
+	if (!f.loaded)
+		out.msg += f.load_note;
+	return {std::move(out)};
+}
+
+XdpAttachVerdict xdp_attach_error(const Netdev &dev, const XdpAttachFailure &f)
+{
+	const KernelRelease &k = running_kernel();
+	features::NicFacts facts = features::nic_facts(DevKind::unknown, k.major, k.minor);
+	unsigned mtu = 0;
+	if (f.mode == XdpMode::native) {
+		if (auto drv = features::live_driver(dev.name); drv && !drv->empty())
+			if (auto kind = dev_kind_from_name(*drv))
+				facts = features::nic_facts(*kind, k.major, k.minor);
+		if (auto m = netdev_mtu(dev.name))
+			mtu = *m;
+	}
+	std::string holders;
+	if (f.err == -EEXIST || f.err == -EBUSY)
+		holders = xdp_hook_holders(dev.ifindex);
+	return xdp_attach_error(f, facts, mtu, holders);
 }
 
 } // namespace xoffload

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include "xoffload/features.hpp"
 #include "xoffload/loader.hpp"
+#include "xoffload/netdev.hpp"
 
 namespace xoffload {
 
@@ -63,6 +65,36 @@ std::string note_single_program(const std::string &reason, const std::string &pr
 // as a single program" or "libxdp's dispatcher with xdp_xsk (prog id 40)";
 // empty when nothing does.
 std::string xdp_hook_holders(int ifindex);
+
+// An XDP attach that failed, as the loader (offload-tool attach) and the
+// xdp_xsk owner (recv) tell it.
+struct XdpAttachFailure {
+	std::string what;		// "attach xdp_vlan to eth0 (native)"
+	int err = 0;			// the attach's negative errno
+	XdpMode mode = XdpMode::native;
+	bool frags = false;		// the program is frags-aware
+	// No other entry (single- or multi-buffer) is left to try, so the
+	// driver's facts explain the refusal if they explain it at all.
+	bool last_entry = true;
+	bool refused_for_frags = false;	// LibxdpAttach::refused_for_frags
+	bool loaded = true;		// the program passed the verifier before the attach
+	std::string load_note;		// appended when it did not: where its log is
+	const char *skb_flag = "--mode skb";	// the option that selects generic XDP
+	const char *busy = "";		// after "<holders> holds the XDP hook "
+};
+struct XdpAttachVerdict {
+	Error error;
+	bool final = false;	// from the driver's facts: no other way to attach helps
+};
+// The one translation of an XDP attach failure into its line: the driver's
+// facts @facts at @mtu first (native mode), then a hook held by @holders
+// (EEXIST, EBUSY), a refusal of frags-less programs, an MTU over the
+// limit (ERANGE), and strerror otherwise. Pure: tests feed it facts.
+XdpAttachVerdict xdp_attach_error(const XdpAttachFailure &f, const features::NicFacts &facts, unsigned mtu,
+				  const std::string &holders);
+// The same with the facts of @dev's driver under the running kernel, its
+// MTU and the holders of its XDP hook, read live as far as @f needs them.
+XdpAttachVerdict xdp_attach_error(const Netdev &dev, const XdpAttachFailure &f);
 
 // "libxdp 1.3" (the loaded library's file name; "libxdp" when unknown),
 // and uname's release.

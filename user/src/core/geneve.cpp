@@ -14,6 +14,7 @@
 
 #include "xdp_geneve.skel.h"
 #include "xoffload/netdev.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/parse.hpp"
 #include "xoffload/pins.hpp"
 
@@ -21,10 +22,7 @@ namespace xoffload {
 
 namespace {
 
-struct SkelDel {
-	void operator()(xdp_geneve_bpf *s) const { xdp_geneve_bpf__destroy(s); }
-};
-using Skel = std::unique_ptr<xdp_geneve_bpf, SkelDel>;
+using Skel = Owned<xdp_geneve_bpf, xdp_geneve_bpf__destroy>;
 
 // Creates every map of the object pinned under dir without loading the
 // program (libbpf pins by name; existing pins are reused, if of this

@@ -35,14 +35,16 @@ std::optional<uint32_t> bitset_word0(const nlattr *nest)
 	return v;
 }
 
-bool parse_table(const nlattr *nest, UdpTunnelTable &t)
+// One ETHTOOL_A_TUNNEL_UDP_TABLE into @t; EPROTO error when an attribute is
+// malformed (the rest is still read).
+Status parse_table(const nlattr *nest, UdpTunnelTable &t)
 {
-	bool ok = true;
+	bool good = true;
 	nl::for_each_nested(nest, [&](const nlattr *a) {
 		switch (mnl_attr_get_type(a)) {
 		case ETHTOOL_A_TUNNEL_UDP_TABLE_SIZE:
 			if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
-				ok = false;
+				good = false;
 			else
 				t.size = mnl_attr_get_u32(a);
 			break;
@@ -50,7 +52,7 @@ bool parse_table(const nlattr *nest, UdpTunnelTable &t)
 			if (auto w = bitset_word0(a))
 				t.types = *w;
 			else
-				ok = false;	// we asked for compact bitsets
+				good = false;	// we asked for compact bitsets
 			break;
 		case ETHTOOL_A_TUNNEL_UDP_TABLE_ENTRY: {
 			UdpTunnelTable::Entry e{0, UINT32_MAX};
@@ -63,7 +65,7 @@ bool parse_table(const nlattr *nest, UdpTunnelTable &t)
 					e.type = mnl_attr_get_u32(x);
 			});
 			if (!e.port || e.type == UINT32_MAX)
-				ok = false;
+				good = false;
 			else
 				t.entries.push_back(e);
 			break;
@@ -72,7 +74,9 @@ bool parse_table(const nlattr *nest, UdpTunnelTable &t)
 			break;
 		}
 	});
-	return ok;
+	if (!good)
+		return runtime_error("tunnel info reply: malformed table", EPROTO);
+	return ok();
 }
 
 uint16_t port_be16(const nlattr *a)
@@ -105,7 +109,7 @@ Result<UdpTunnelInfo> parse_udp_tunnel_info(const nlmsghdr *nlh)
 		return runtime_error("tunnel info reply: malformed (short)", EPROTO);
 	UdpTunnelInfo info;
 	info.has_tables = true;
-	bool ok = true;
+	Status st = ok();
 	nl::for_each_attr(nlh, sizeof(genlmsghdr), [&](const nlattr *a) {
 		if (mnl_attr_get_type(a) != ETHTOOL_A_TUNNEL_INFO_UDP_PORTS)
 			return;
@@ -113,12 +117,13 @@ Result<UdpTunnelInfo> parse_udp_tunnel_info(const nlmsghdr *nlh)
 			if (mnl_attr_get_type(t) != ETHTOOL_A_TUNNEL_UDP_TABLE)
 				return;
 			UdpTunnelTable table;
-			ok = parse_table(t, table) && ok;
+			if (auto s = parse_table(t, table); !s && st)
+				st = s;
 			info.tables.push_back(std::move(table));
 		});
 	});
-	if (!ok)
-		return runtime_error("tunnel info reply: malformed table", EPROTO);
+	if (!st)
+		return st.error();
 	return info;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "xoffload/owned.hpp"
 #include "xoffload/result.hpp"
 
 namespace xoffload::nl {
@@ -60,10 +61,7 @@ public:
 	uint32_t portid() const;
 
 private:
-	struct Closer {
-		void operator()(mnl_socket *s) const { mnl_socket_close(s); }
-	};
-	std::unique_ptr<mnl_socket, Closer> sock_;
+	Owned<mnl_socket, mnl_socket_close> sock_;
 	uint32_t seq_ = 0;
 	std::vector<char> rbuf_;	// receive(): kept, it runs every tenth of a second
 };

@@ -100,12 +100,6 @@ VlanStatSet vlan_stats_of(const std::array<xo_counter, XO_VLAN_CNT_MAX> &raw)
 	return s;
 }
 
-const char *hook_name(unsigned hook)
-{
-	static constexpr const char *names[XO_HOOK_MAX] = {"xdp", "tc-ingress", "tc-egress"};
-	return hook < XO_HOOK_MAX ? names[hook] : "?";
-}
-
 xo_vlan_tag TagSpec::to_abi() const
 {
 	uint16_t tci = static_cast<uint16_t>((pcp & 7) << 13 | (dei ? 1 : 0) << 12 | (vid & 0x0fff));

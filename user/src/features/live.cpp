@@ -192,22 +192,6 @@ Result<features::NicFacts> features::nic_facts_live(const std::string &ifname, u
 	return nic_facts(dev_kind_from_name(*d).value_or(DevKind::unknown), major, minor);
 }
 
-features::XdpAttachHint features::xdp_attach_hint_live(const std::string &ifname, int err, bool frags,
-							 const char *skb_flag)
-{
-	XdpAttachHint h;
-	const std::string drv = driver_of(ifname);
-	auto kind = dev_kind_from_name(drv);
-	if (drv.empty() || !kind)
-		return h;
-	const KernelRelease &r = running_kernel();
-	const NicFacts f = nic_facts(*kind, r.major, r.minor);
-	h.native = f.modelled && f.native_xdp.value;
-	auto mtu = netdev_mtu(ifname);
-	h.hint = xdp_attach_hint(f, err, mtu ? *mtu : 0, frags, skb_flag);
-	return h;
-}
-
 Result<TxQueueFacts> tx_queue_facts_live(const std::string &ifname, KernelVersion k, bool zero_copy)
 {
 	if (!if_nametoindex(ifname.c_str()))

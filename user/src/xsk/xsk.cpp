@@ -787,7 +787,7 @@ int XskSocket::kick() noexcept
 		s.st.kick_errors++;
 		s.st.last_kick_errno = e;
 	}
-	return e;
+	return -e;
 }
 
 bool XskSocket::fill_needs_wakeup() const noexcept

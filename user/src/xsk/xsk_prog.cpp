@@ -17,6 +17,7 @@
 #include "../bpf/xdp_attach.hpp"
 #include "../core/internal.hpp"
 #include "xoffload/features.hpp"
+#include "xoffload/owned.hpp"
 #include "xdp_xsk.skel.h"
 #include "xdp_xsk_tag.skel.h"
 #include "xoffload/rx_vlan.hpp"
@@ -28,25 +29,18 @@
 namespace xoffload::xsk {
 
 namespace {
-struct SkelDel {
-	void operator()(xdp_xsk_bpf *s) const { xdp_xsk_bpf__destroy(s); }
-};
-struct TagSkelDel {
-	void operator()(xdp_xsk_tag_bpf *s) const { xdp_xsk_tag_bpf__destroy(s); }
-};
-struct ProgDel {
-	void operator()(xdp_program *p) const { xdp_program__close(p); }
-};
+using XskSkel = Owned<xdp_xsk_bpf, xdp_xsk_bpf__destroy>;
+using XskTagSkel = Owned<xdp_xsk_tag_bpf, xdp_xsk_tag_bpf__destroy>;
 } // namespace
 
 struct XskProgram::Impl {
 	// Declaration order: the program is closed before the object it uses.
-	std::unique_ptr<xdp_xsk_bpf, SkelDel> skel;	// or
-	std::unique_ptr<xdp_xsk_tag_bpf, TagSkelDel> tag_skel;	// device-bound, with the rx-vlan-tag kfunc
+	XskSkel skel;	// or
+	XskTagSkel tag_skel;	// device-bound, with the rx-vlan-tag kfunc
 	bpf_object *obj = nullptr;			// whichever of the two
 	bpf_program *bp = nullptr;
 	bpf_map *cfg = nullptr, *xsks = nullptr, *stats = nullptr;
-	std::unique_ptr<xdp_program, ProgDel> prog;	// through libxdp; null when single
+	Owned<xdp_program, xdp_program__close> prog;	// through libxdp; null when single
 	Netdev dev;
 	XdpMode mode = XdpMode::native;
 	bool attached = false;
@@ -92,26 +86,11 @@ namespace {
 
 Error attach_error(const Netdev &dev, XdpMode mode, bool frags, int err)
 {
-	std::string why = "attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")";
-	if (mode == XdpMode::native) {
-		auto h = features::xdp_attach_hint_live(dev.name, err, frags, "--xdp-mode skb");
-		if (!h.hint.empty())
-			return runtime_error(why + ": " + h.hint, -err);
-		if (err == -EOPNOTSUPP && !h.native)
-			return runtime_error(why + ": driver has no native XDP (try --xdp-mode skb)", EOPNOTSUPP);
-	}
-	if (err == -ERANGE)
-		return runtime_error(why + ": the MTU is too large for XDP on this device" +
-					     (frags ? "" : " (kernel without XDP multi-buffer)"),
-				     ERANGE);
-	if (err == -EEXIST || err == -EBUSY) {
-		std::string holders = xdp_hook_holders(dev.ifindex);
-		return runtime_error(why + ": " + (holders.empty() ? "another XDP program" : holders) +
-					     " holds the XDP hook and cannot share it (another recv, or offload-tool "
-					     "attach; see offload-tool status)",
-				     -err);
-	}
-	return errno_error(why, err);
+	// xdp_xsk is frags-aware wherever the kernel is: its one entry is the last
+	XdpAttachFailure fail{"attach xdp_xsk to " + dev.name + " (" + to_string(mode) + ")", err, mode, frags};
+	fail.skb_flag = "--xdp-mode skb";
+	fail.busy = "and cannot share it (another recv, or offload-tool attach; see offload-tool status)";
+	return xdp_attach_error(dev, fail).error;
 }
 
 } // namespace
@@ -232,8 +211,8 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 	}
 	p->attached = true;
 	if (xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(dev.ifindex); !libxdp_get_error(mp) && mp) {
+		Owned<xdp_multiprog, xdp_multiprog__close> owner(mp);
 		p->multiprog = !xdp_multiprog__is_legacy(mp);
-		xdp_multiprog__close(mp);
 	}
 	XskProgram out(std::move(p));
 	if (rxv) {
@@ -299,7 +278,7 @@ Result<XskProgCounters> XskProgram::counters() const
 const std::string &XskProgram::name()
 {
 	static const std::string n = [] {
-		std::unique_ptr<xdp_xsk_bpf, SkelDel> s(xdp_xsk_bpf__open());
+		XskSkel s(xdp_xsk_bpf__open());
 		return s ? std::string(bpf_program__name(s->progs.xdp_xsk)) : std::string();
 	}();
 	return n;
@@ -308,7 +287,7 @@ const std::string &XskProgram::name()
 bool XskProgram::is_xsk_name(const std::string &name)
 {
 	static const std::string tag = [] {
-		std::unique_ptr<xdp_xsk_tag_bpf, TagSkelDel> s(xdp_xsk_tag_bpf__open());
+		XskTagSkel s(xdp_xsk_tag_bpf__open());
 		return s ? std::string(bpf_program__name(s->progs.xdp_xsk_tag)) : std::string();
 	}();
 	return name == XskProgram::name() || name == tag;

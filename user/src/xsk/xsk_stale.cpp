@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "xoffload/xsk_prog.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/rx_vlan.hpp"
 
 namespace xoffload::xsk {
@@ -97,6 +98,7 @@ Result<std::vector<uint32_t>> reap_stale_xsk(const Netdev &dev)
 			return gone;
 		if (err)
 			return errno_error("query xdp on " + dev.name, static_cast<int>(err));
+		Owned<xdp_multiprog, xdp_multiprog__close> owner(mp);
 		xdp_program *stale = nullptr;
 		auto judge = [&](xdp_program *p) {
 			if (!stale && XskProgram::is_xsk_name(xdp_program__name(p)) && !bpf_prog_holder(xdp_program__id(p)))
@@ -110,13 +112,11 @@ Result<std::vector<uint32_t>> reap_stale_xsk(const Netdev &dev)
 			     p = xdp_multiprog__next_prog(p, mp))
 				judge(p);
 		}
-		if (!stale) {
-			xdp_multiprog__close(mp);
+		if (!stale)
 			return gone;
-		}
 		uint32_t id = xdp_program__id(stale);
 		int e = xdp_program__detach(stale, dev.ifindex, xdp_multiprog__attach_mode(mp), 0);
-		xdp_multiprog__close(mp);
+		owner.reset();
 		if (e && e != -ENOENT)
 			return errno_error("detach the stale " + name + " (prog id " + std::to_string(id) + ") from " +
 						   dev.name,

@@ -1,0 +1,72 @@
+// tools/bench, the benchmarks' one entry point (offload-tool has no bench
+// subcommand: an installed binary has no source tree to run them from): an
+// unknown bench is refused with one line and exit 2, and a quick bench runs
+// and prints its ratio against the baseline.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "testbed.hpp"
+
+using namespace xoffload::test;
+
+namespace {
+
+std::string bench_script()
+{
+	const std::string src = env_or_empty("XO_SOURCE_DIR");
+	return src.empty() ? std::string() : src + "/tools/bench";
+}
+
+} // namespace
+
+TEST(ToolsBench, RefusesAnUnknownBench)
+{
+	ASSERT_FALSE(bench_script().empty()) << "XO_SOURCE_DIR must be set (run through ctest)";
+	CmdResult r = run_cmd({bench_script(), "nope"}, 20);
+	EXPECT_EQ(r.exit_code, 2) << r.describe();
+	EXPECT_NE(r.err.find("unknown bench 'nope'"), std::string::npos) << r.err;
+	EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+
+	r = run_cmd({bench_script()}, 20);
+	EXPECT_EQ(r.exit_code, 2) << "no bench named: " << r.describe();
+	EXPECT_NE(r.err.find("usage: tools/bench"), std::string::npos) << r.err;
+}
+
+TEST(ToolsBench, OffloadToolHasNoBenchCommand)
+{
+	const std::string tool = env_or_empty("XO_TOOL");
+	ASSERT_FALSE(tool.empty()) << "XO_TOOL must be set (run through ctest)";
+	for (const std::vector<std::string> &argv : {std::vector<std::string>{tool, "bench", "vlan"},
+						     std::vector<std::string>{tool, "--json", "bench", "vlan", "--quick"}}) {
+		CmdResult r = run_cmd(argv, 20);
+		EXPECT_EQ(r.exit_code, 2) << r.describe();
+		EXPECT_NE(r.err.find("bench"), std::string::npos) << "names the word it refused: " << r.err;
+		EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+		EXPECT_TRUE(r.out.empty()) << "nothing ran: " << r.out;
+	}
+}
+
+TEST(ToolsBench, RunsTheQuickVlanBench)
+{
+	ASSERT_FALSE(bench_script().empty()) << "XO_SOURCE_DIR must be set (run through ctest)";
+	if (geteuid() != 0)
+		GTEST_SKIP() << "needs root (BPF_PROG_RUN)";
+	if (!env_or_empty("XO_IN_VM").empty())
+		GTEST_SKIP() << "a timing run under emulation (tools/vm-test, TCG) measures nothing and takes minutes";
+	// XO_BUILD_DIR (set by ctest) makes tools/bench use this build, where
+	// xo-bench is already built (integration_tests depends on it)
+	CmdResult r = run_cmd({bench_script(), "vlan", "--quick"}, 180);
+	ASSERT_EQ(r.exit_code, 0) << r.describe();
+	EXPECT_NE(r.out.find("QUICK: smoke test only"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("target (issue): pop and push <= 1.5x baseline: pop "), std::string::npos)
+		<< "the ratio line: " << r.out;
+
+	r = run_cmd({bench_script(), "vlan", "--quick", "--json"}, 180);
+	ASSERT_EQ(r.exit_code, 0) << r.describe();
+	EXPECT_NE(r.out.find("\"bench\":\"vlan\""), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("\"quick\":true"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("\"name\":\"pop\""), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("\"ratio\":"), std::string::npos) << r.out;
+}
