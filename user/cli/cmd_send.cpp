@@ -287,11 +287,10 @@ Status run_send(const Globals &g, const XskOpts &o)
 	const std::function<bool()> stop = [] { return stop_requested(); };
 	std::optional<XskProgram> zc_prog;
 	const SendDriver drv = send_driver(*dev, *kernel);
-	auto note = zc_tx_program(*dev, ec, use, e, zc_prog, drv, *qs, stop);
-	if (!note)
-		return note.error();
-	if (!note->empty())
-		std::fprintf(stderr, "%s\n", note->c_str());
+	if (auto st = zc_tx_program(*dev, ec, use, e, zc_prog, drv, *qs, stop,
+				    [](const std::string &line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+	    !st)
+		return st;
 	// one line where the checksum moved to software against the request
 	if (use.tx_md && !e.md_why.empty() && !g.json)
 		std::fprintf(stderr, "note: checksums in software: %s\n", e.md_why.c_str());

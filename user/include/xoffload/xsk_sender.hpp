@@ -107,10 +107,11 @@ Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig
 // igb, mlx5; the model's zc_tx_needs_xdp) and no frame completes. Such a
 // run gets xdp_xsk (no sockets in its map: it passes every frame) in @prog
 // for its lifetime; where that attach fails, xsk_mode auto binds @e again
-// in copy mode. Returns the note to show ("" when nothing was done);
-// runtime error when the attach failed under an explicit zero-copy mode.
-Result<std::string> zc_tx_program(const Netdev &dev, const EngineConfig &c, const EngineUse &use, Engine &e,
-				  std::optional<XskProgram> &prog, const SendDriver &sd, const std::vector<uint32_t> &qs,
-				  const std::function<bool()> &stop);
+// in copy mode. @note gets the one line that says which, as it happens
+// (before the carrier wait); runtime error when the attach failed under an
+// explicit zero-copy mode.
+Status zc_tx_program(const Netdev &dev, const EngineConfig &c, const EngineUse &use, Engine &e,
+		     std::optional<XskProgram> &prog, const SendDriver &sd, const std::vector<uint32_t> &qs,
+		     const std::function<bool()> &stop, const std::function<void(const std::string &)> &note);
 
 } // namespace xoffload::xsk

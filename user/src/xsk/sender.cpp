@@ -286,18 +286,18 @@ Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig
 	return r;
 }
 
-Result<std::string> zc_tx_program(const Netdev &dev, const EngineConfig &c, const EngineUse &use, Engine &e,
-				  std::optional<XskProgram> &prog, const SendDriver &sd, const std::vector<uint32_t> &qs,
-				  const std::function<bool()> &stop)
+Status zc_tx_program(const Netdev &dev, const EngineConfig &c, const EngineUse &use, Engine &e,
+		     std::optional<XskProgram> &prog, const SendDriver &sd, const std::vector<uint32_t> &qs,
+		     const std::function<bool()> &stop, const std::function<void(const std::string &)> &note)
 {
 	if (!e.socks.front().zero_copy())
-		return std::string();
+		return ok();
 	const features::NicFacts *f = sd.name ? &sd.facts : nullptr;
 	if (!f || !f->zc_tx_needs_xdp.value)
-		return std::string();
+		return ok();
 	uint32_t id = 0;
 	if (!bpf_xdp_query_id(static_cast<int>(dev.ifindex), XDP_FLAGS_DRV_MODE, &id) && id)
-		return std::string();	// a native program already keeps the XDP rings up
+		return ok();	// a native program already keeps the XDP rings up
 	const std::string drv = f->modelled ? dev_kind_name(f->driver) : "this driver";
 	const std::string need = "zero-copy TX on " + drv + " needs an XDP program (" + f->zc_tx_needs_xdp.source + ")";
 	if (auto r = reap_stale_xsk(dev); !r)
@@ -306,8 +306,10 @@ Result<std::string> zc_tx_program(const Netdev &dev, const EngineConfig &c, cons
 	auto p = XskProgram::attach(dev, XdpMode::native, {});
 	if (p) {
 		prog.emplace(std::move(*p));
+		if (note)
+			note("note: " + need + ": xdp_xsk attached to " + dev.name + " for this run (passes every frame)");
 		wait_for_carrier(dev, was_up, stop);
-		return "note: " + need + ": xdp_xsk attached to " + dev.name + " for this run (passes every frame)";
+		return ok();
 	}
 	if (c.xsk_mode != "auto")
 		return runtime_error(need + " and attaching xdp_xsk failed: " + p.error().msg + " (try --xsk-mode copy)",
@@ -320,7 +322,9 @@ Result<std::string> zc_tx_program(const Netdev &dev, const EngineConfig &c, cons
 	if (!again)
 		return again.error();
 	e = std::move(*again);
-	return "note: copy mode: " + need + " and attaching xdp_xsk failed: " + p.error().msg;
+	if (note)
+		note("note: copy mode: " + need + " and attaching xdp_xsk failed: " + p.error().msg);
+	return ok();
 }
 
 } // namespace xoffload::xsk
