@@ -1,6 +1,7 @@
 // recv: check the options, bind the engine, put its sockets behind xdp_xsk
 // (attached for the run) or in xdp_geneve's XSKMAP, run the library's
 // receive loop and print what it returns.
+#include <algorithm>
 #include <cstdio>
 
 #include "xsk_cli.hpp"

@@ -5,8 +5,8 @@
 //
 // Threads: one thread drives an engine's sockets and calls the hooks.
 // Nothing here prints: interval reports go to SendHooks::interval, the run
-// ends with a SendResult the caller reports. Errors: Result; a usage error
-// never comes from a loop (the caller checks the frame first).
+// ends with a SendResult the caller reports. Errors: Result, runtime errors
+// only (the caller checks the frame and the request first).
 #pragma once
 
 #include <cstdint>
@@ -98,7 +98,8 @@ SendResult send_frames(Engine &e, const Netdev &dev, const SendConfig &c, const 
 // or the L4 checksum left to TX metadata as req.csum says), all segments or
 // none, and queues them; c.count counts super-packets. The caller checked
 // that the segments fit a chunk and the TX ring (check_segments()).
-// Runtime error when segmentation fails or the TX ring never drains.
+// Runtime error when gso_count() refuses @req, segmentation fails or the
+// TX ring never drains.
 Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig &c, std::span<const std::byte> super,
 				  const GsoRequest &req, PcapWriter *pcap, const SendHooks &hooks);
 

@@ -5,6 +5,7 @@
 #include <linux/if_link.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 
@@ -216,7 +217,7 @@ Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig
 	GsoError why{};
 	const int nseg = gso_count(input, req, &why);
 	if (nseg < 0)
-		return usage_error(std::string("segmentation refused: ") + to_string(why));
+		return runtime_error(std::string("segmentation refused: ") + to_string(why), EINVAL);
 	const uint32_t cap = e.socks.front().tx_chunk_capacity();
 	std::vector<uint64_t> addrs(static_cast<size_t>(nseg));
 	std::vector<GsoFrame> frames(static_cast<size_t>(nseg));
