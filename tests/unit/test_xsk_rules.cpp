@@ -1,18 +1,20 @@
-// send/recv's reporting rules (user/cli/xsk_rules.hpp): the frame a device
-// carries, the default mss (checked against what the segmentation engine
-// really builds), shared-ring counters counted once, the tx_dropped verdict.
+// send/recv's reporting rules (xoffload/xsk_plan.hpp, xsk_engine.hpp): the
+// frame a device carries, the default mss (checked against what the
+// segmentation engine really builds), shared-ring counters counted once, the
+// tx_dropped verdict.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <vector>
 
-#include "../../user/cli/xsk_rules.hpp"
 #include "xoffload/gso.hpp"
 #include "xoffload/traffic.hpp"
+#include "xoffload/xsk_engine.hpp"
+#include "xoffload/xsk_plan.hpp"
 
 using namespace xoffload;
-using namespace xoffload::cli;
+using namespace xoffload::xsk;
 
 TEST(XskRules, FrameLimitAllowsOneTagOverTheMtu)
 {

@@ -1,0 +1,209 @@
+// send / recv: interval lines, summaries and the TX plan line, as text or JSON.
+#include <cinttypes>
+#include <cstdio>
+
+#include "xsk_cli.hpp"
+#include "xoffload/kernel.hpp"
+
+namespace xoffload::cli {
+
+namespace {
+
+// Per-socket counters (stats() refreshed by sum()).
+void sockets_out(const xsk::Engine &e, bool rx, Json *j)
+{
+	if (j)
+		j->begin_array("sockets");
+	for (size_t i = 0; i < e.socks.size(); i++) {
+		const auto &st = e.socks[i].stats_nosync();
+		// a shared fill ring's count stands on the socket that owns the ring only
+		const size_t ring = i < e.fill_ring_of.size() ? e.fill_ring_of[i] : i;
+		if (j) {
+			j->begin_object();
+			if (e.geneve)
+				j->kv("slot", static_cast<uint64_t>(e.slot_of[i]));
+			j->kv("queue", e.socks[i].queue()).kv("rx_packets", st.rx_packets).kv("rx_bytes", st.rx_bytes)
+				.kv("descriptors", st.rx_descs).kv("tx_completed", st.tx_completed)
+				.kv("rx_dropped", st.k_rx_dropped).kv("rx_ring_full", st.k_rx_ring_full)
+				.kv("fill_ring", static_cast<uint64_t>(ring));
+			if (ring == i)
+				j->kv("fill_ring_empty", st.k_fill_empty);
+			j->end_object();
+		} else if (e.socks.size() > 1) {
+			std::string who = e.geneve ? "slot " + std::to_string(e.slot_of[i]) + " (queue " +
+							 std::to_string(e.socks[i].queue()) + ")"
+						   : "queue " + std::to_string(e.socks[i].queue());
+			if (rx)
+				std::printf("  socket %s: %" PRIu64 " packets %" PRIu64 " bytes, drops: rx-dropped %" PRIu64
+					    " rx-ring-full %" PRIu64 "%s\n",
+					    who.c_str(), st.rx_packets, st.rx_bytes, st.k_rx_dropped, st.k_rx_ring_full,
+					    ring == i ? (" fill-empty " + std::to_string(st.k_fill_empty)).c_str()
+						      : (" (fill ring of socket " + std::to_string(ring) + ")").c_str());
+			else
+				std::printf("  socket %s: %" PRIu64 " frames completed\n", who.c_str(), st.tx_completed);
+		}
+	}
+	if (j)
+		j->end_array();
+}
+
+// One entry per set of frames: per socket, or once for sockets sharing a queue.
+void accounting_out(const xsk::Engine &e, Json &j)
+{
+	j.begin_array("accounting");
+	for (const auto &[queue, a] : xsk::pool_accounting(e))
+		j.begin_object().kv("queue", queue).kv("sockets", a.sockets).kv("total", a.total)
+			.kv("free", a.free).kv("fill", a.fill).kv("rx", a.rx).kv("tx", a.tx)
+			.kv("completion", a.completion).kv("in_use", a.in_use).kv("bad_addr", a.bad_addr)
+			.kv("consistent", a.consistent).end_object();
+	j.end_array();
+}
+
+} // namespace
+
+void print_interval(const Globals &g, const Netdev &dev, const xsk::Engine &e, bool rx, const xsk::Totals &now,
+		    const xsk::Totals &prev, double dt, const xsk::XskProgCounters *xc)
+{
+	double pps = dt > 0 ? static_cast<double>(now.packets - prev.packets) / dt : 0;
+	double gbps = dt > 0 ? static_cast<double>(now.bytes - prev.bytes) * 8 / dt / 1e9 : 0;
+	if (g.json) {
+		Json j;
+		j.begin_object().kv("type", "interval").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
+			.kv("interval_s", dt).kv("pps", pps).kv("gbps", gbps).kv("packets", now.packets - prev.packets)
+			.kv(rx ? "fill_full" : "ring_full", now.ring_full - prev.ring_full).kv("mode", e.mode)
+			.end_object().print();
+		return;
+	}
+	// RX: the fill ring found already topped up (we are ahead of the kernel,
+	// not a loss); TX: the TX ring had no room (back-pressure)
+	std::printf("%-10s %s q%-6s %12.0f pps %8.3f Gbps  %s %-8" PRIu64, dev.name.c_str(), rx ? "rx" : "tx",
+		    xsk::queue_list(e).c_str(), pps, gbps, rx ? "fill-full" : "ring-full", now.ring_full - prev.ring_full);
+	if (rx)
+		std::printf(" drops: rx-ring-full %" PRIu64 " fill-empty %" PRIu64 " invalid %" PRIu64,
+			    now.k_rx_ring_full - prev.k_rx_ring_full, now.k_fill_empty - prev.k_fill_empty,
+			    now.k_rx_invalid - prev.k_rx_invalid);
+	else
+		std::printf(" kick-busy %" PRIu64 " drops: tx-invalid %" PRIu64, now.kick_busy - prev.kick_busy,
+			    now.k_tx_invalid - prev.k_tx_invalid);
+	if (xc)
+		std::printf(" xdp: no-socket %" PRIu64 " filtered %" PRIu64, static_cast<uint64_t>(xc->v[XO_XSK_CNT_NO_SOCKET].packets),
+			    static_cast<uint64_t>(xc->v[XO_XSK_CNT_FILTERED].packets));
+	std::printf("  (%s)\n", e.mode.c_str());
+	std::fflush(stdout);
+}
+
+void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bool rx, const xsk::Totals &t,
+		   double secs, const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted,
+		   const GeneveCounterSet *gnv)
+{
+	double pps = secs > 0 ? static_cast<double>(t.packets) / secs : 0;
+	double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8 / secs / 1e9 : 0;
+	if (g.json) {
+		Json j;
+		j.begin_object().kv("type", "summary").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
+			.kv("queues", xsk::queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md)
+			.kv("multi_buffer", e.sg).kv("kernel", running_kernel().text);
+		if (!e.md_why.empty())
+			j.kv("tx_metadata_why", e.md_why);
+		if (!e.sg_why.empty())
+			j.kv("multi_buffer_why", e.sg_why);
+		if (!rx) {
+			j.kv("checksum", e.csum);
+			if (!e.csum_why.empty() && e.csum != "tx-metadata")
+				j.kv("checksum_why", e.csum_why);
+		}
+		j
+			.kv("packets", t.packets).kv("bytes", t.bytes).kv("duration_s", secs).kv("pps", pps)
+			.kv("gbps", gbps).kv(rx ? "fill_full" : "ring_full", t.ring_full).kv("wakeups", t.wakeups)
+			.kv("interrupted", interrupted);
+		if (!rx) {
+			j.kv("submitted", t.submitted).kv("completed", t.completed);
+			if (t.dev_tx_dropped)
+				j.kv("tx_dropped", *t.dev_tx_dropped);
+		} else
+			j.kv("descriptors", t.descs);
+		if (t.dev_rx)
+			j.begin_object("device").kv("rx_missed", t.dev_rx->missed).kv("rx_fifo", t.dev_rx->fifo)
+				.kv("rx_over", t.dev_rx->over).kv("rx_dropped", t.dev_rx->dropped).end_object();
+		j.begin_object("drops").kv("rx_dropped", t.k_rx_dropped).kv("rx_ring_full", t.k_rx_ring_full)
+			.kv("fill_ring_empty", t.k_fill_empty).kv("rx_invalid", t.k_rx_invalid)
+			.kv("tx_invalid", t.k_tx_invalid).kv("kick_busy", t.kick_busy).kv("kick_errors", t.kick_errors)
+			.end_object();
+		if (xc) {
+			j.begin_object("xdp");
+			for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
+				j.kv(xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
+			j.end_object();
+		}
+		if (gnv) {
+			j.begin_object("geneve");
+			for (unsigned r = 0; r < kGeneveStats; r++)
+				j.kv(geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
+			j.end_object();
+		}
+		if (pcap_frames)
+			j.kv("pcap_frames", pcap_frames);
+		sockets_out(e, rx, &j);
+		accounting_out(e, j);
+		j.end_object().print();
+		return;
+	}
+	std::printf("%s %s summary: %" PRIu64 " packets %" PRIu64 " bytes in %.3f s = %.0f pps %.3f Gbps, "
+		    "queues %s%s, %s mode, tx-metadata %s, multi-buffer %s%s\n",
+		    dev.name.c_str(), rx ? "rx" : "tx", t.packets, t.bytes, secs, pps, gbps, xsk::queue_list(e).c_str(),
+		    e.shared_queue ? (" (" + std::to_string(e.socks.size()) + " sockets)").c_str() : "",
+		    e.mode.c_str(), e.md.c_str(), e.sg ? "on" : "off", interrupted ? " (interrupted)" : "");
+	sockets_out(e, rx, nullptr);
+	if (!rx)
+		std::printf("  submitted %" PRIu64 " completed %" PRIu64 " ring-full %" PRIu64 " kick-busy %" PRIu64
+			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "; %s tx_dropped %s\n",
+			    t.submitted, t.completed, t.ring_full, t.kick_busy, t.kick_errors, t.k_tx_invalid,
+			    dev.name.c_str(), t.dev_tx_dropped ? ("+" + std::to_string(*t.dev_tx_dropped)).c_str() : "unknown");
+	else
+		std::printf("  %" PRIu64 " descriptors; drops: rx-dropped %" PRIu64 " rx-ring-full %" PRIu64
+			    " fill-empty %" PRIu64 " invalid %" PRIu64 "; fill-ring-full %" PRIu64 "\n",
+			    t.descs, t.k_rx_dropped, t.k_rx_ring_full, t.k_fill_empty, t.k_rx_invalid, t.ring_full);
+	if (rx && t.dev_rx)
+		std::printf("  %s before XDP: rx-missed %" PRIu64 " rx-fifo %" PRIu64 " rx-over %" PRIu64
+			    "; rx-dropped %" PRIu64 " (the device's counters over the run)\n",
+			    dev.name.c_str(), t.dev_rx->missed, t.dev_rx->fifo, t.dev_rx->over, t.dev_rx->dropped);
+	if (xc) {
+		std::printf("  xdp_xsk:");
+		for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
+			std::printf(" %s %" PRIu64, xsk::xsk_counter_name(r), static_cast<uint64_t>(xc->v[r].packets));
+		std::printf("\n");
+	}
+	if (gnv) {
+		std::printf("  xdp_geneve during the run:");
+		for (unsigned r = 0; r < kGeneveStats; r++)
+			if ((*gnv)[r].packets)
+				std::printf(" %s %" PRIu64, geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
+		std::printf("\n");
+	}
+	if (pcap_frames)
+		std::printf("  pcap: %" PRIu64 " frames written\n", pcap_frames);
+	std::printf("  frame accounting: %s\n", xsk::accounting_ok(e) ? "consistent" : "INCONSISTENT");
+	std::fflush(stdout);
+}
+
+void print_plan(const Globals &g, const xsk::Engine &e, const TxPlan &p, const char *gso,
+		const features::KernelArg &k)
+{
+	if (g.json)
+		return;
+	if (!e.tx_csum_note.empty())
+		std::fprintf(stderr, "note: --tx-csum: checksums in software: %s\n", e.tx_csum_note.c_str());
+	std::string seg = std::string(gso) == "none" ? "none" : std::string("software (") + gso + ")";
+	const std::string facts = std::to_string(k.major) + "." + std::to_string(k.minor);
+	const std::string kernel = k.running ? "kernel " + running_kernel().text + " (facts of " + facts + ")"
+					     : "facts of " + facts + " (--kernel; running " + running_kernel().text + ")";
+	std::fprintf(stderr, "tx plan: segmentation %s, checksum %s%s, tags %s, multi-buffer %s; %s\n", seg.c_str(),
+		     p.csum_hw ? "by the queue (TX metadata)" : "in software",
+		     !p.csum_hw && !e.csum_why.empty() ? (" (" + e.csum_why + ")").c_str() : "",
+		     p.vlan_sw ? "in software" : "none", e.sg ? "on" : "off", kernel.c_str());
+	if (g.verbose)
+		for (const auto &r : p.reasons)
+			std::fprintf(stderr, "  why: %s\n", r.c_str());
+}
+
+} // namespace xoffload::cli

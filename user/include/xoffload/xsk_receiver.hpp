@@ -1,0 +1,105 @@
+// recv's side of the engine: the receive loop over an Engine's sockets
+// (pcap per run or per socket, interval reports, stop by count, duration,
+// idle time, the device going away or a stop request), and recv --geneve's
+// ownership of slots in xdp_geneve's XSKMAP.
+//
+// Threads: one thread drives the engine and calls the hooks. Nothing here
+// prints. Errors: Result (the loop itself cannot fail: it returns why it
+// stopped).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xoffload/geneve.hpp"
+#include "xoffload/linkwatch.hpp"
+#include "xoffload/pcap.hpp"
+#include "xoffload/xsk_engine.hpp"
+
+namespace xoffload::xsk {
+
+// Bytes of a received frame one UMEM chunk holds: the kernel keeps
+// XDP_PACKET_HEADROOM in front of the data (copy and zero-copy mode alike).
+inline constexpr uint32_t kXdpPacketHeadroom = 256;
+
+// Whether recv binds with XDP_USE_SG under multi_buffer "auto": when a
+// frame of the MTU with two tags outgrows one chunk of @frame_size.
+constexpr bool rx_needs_sg(uint32_t mtu, uint32_t frame_size)
+{
+	return mtu + 14 + 8 > frame_size - kXdpPacketHeadroom;
+}
+
+// recv --geneve: the sockets sit in slots 0..N-1 of each queue's row of the
+// XSKMAP xdp_geneve pinned for the interface, for as long as this lives;
+// xdp_geneve stays. Move-only; clears its slots in the destructor.
+class GeneveSlots {
+public:
+	explicit GeneveSlots(GeneveMaps maps) : maps_(std::move(maps)) {}
+	GeneveSlots(GeneveSlots &&) = default;
+	GeneveSlots &operator=(GeneveSlots &&) = delete;
+	GeneveSlots(const GeneveSlots &) = delete;
+	~GeneveSlots() { (void)clear(); }
+	GeneveMaps &maps() { return maps_; }
+	// Puts socket @fd in (queue, slot); never takes a slot from a live
+	// socket (the kernel empties those of closed ones, so a taken slot is
+	// another receiver's): an error then.
+	Status add(uint32_t queue, uint32_t slot, int fd);
+	// Empties every slot add() filled; the first error, after trying all.
+	Status clear();
+
+private:
+	GeneveMaps maps_;
+	std::vector<std::pair<uint32_t, uint32_t>> slots_;	// (queue, slot)
+};
+
+// How many sockets recv --geneve puts on each queue: @given (--sockets), else
+// the xsk rule of @vni, else the largest xsk rule of @rules. rule_queues:
+// the slots the rules steer to (recv warns when given leaves some empty).
+// Runtime error: no rule for @vni, its action is not xsk, or nothing given
+// and no xsk rule (@ifname names the device in the message).
+struct GeneveSocketCount {
+	uint32_t sockets = 0;
+	uint32_t rule_queues = 0;
+};
+Result<GeneveSocketCount> geneve_socket_count(std::span<const GeneveRule> rules, const std::string &ifname,
+					      std::optional<uint32_t> vni, std::optional<uint32_t> given);
+
+// When recv stops and how often it reports.
+struct RecvConfig {
+	uint64_t count = UINT64_MAX;	// frames
+	std::optional<double> duration;	// seconds from the start
+	std::optional<double> idle;	// seconds after the last frame
+	double interval = 1.0;		// <= 0: no interval reports
+	uint32_t batch = 64;		// descriptors per ring operation
+};
+
+// Where frames are written: every frame to @all, or socket k's to
+// per_socket[k] (when not empty); neither: none.
+struct RecvSinks {
+	PcapWriter *all = nullptr;
+	std::span<PcapWriter> per_socket;
+};
+
+struct RecvHooks {
+	std::function<bool()> stop;	// true: end the run now (interrupted)
+	std::function<void(const Totals &now, const Totals &prev, double dt)> interval;
+};
+
+struct RecvResult {
+	double secs = 0;
+	bool interrupted = false;
+	std::optional<std::string> dev_gone;	// why the device went away, when it did
+	uint64_t frames = 0;			// whole frames counted (at most count)
+};
+
+// Receives on every socket of @e until c.count frames, the duration, the
+// idle time, the device going away (@watch, looked at every 0.1 s) or
+// hooks.stop; refills the fill rings and wakes the kernel where it asks.
+RecvResult receive(Engine &e, LinkWatch &watch, const RecvConfig &c, RecvSinks sinks, const RecvHooks &hooks);
+
+} // namespace xoffload::xsk

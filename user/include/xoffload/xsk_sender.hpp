@@ -1,0 +1,118 @@
+// send's loops over an Engine: the plain loop (one prebuilt frame, moved as
+// descriptors), the segmentation-offload loop (a super-packet segmented
+// straight into UMEM frames every round), and the pacer both share (rate,
+// duration, stop request, interval reports).
+//
+// Threads: one thread drives an engine's sockets and calls the hooks.
+// Nothing here prints: interval reports go to SendHooks::interval, the run
+// ends with a SendResult the caller reports. Errors: Result, runtime errors
+// only (the caller checks the frame and the request first).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "xoffload/gso.hpp"
+#include "xoffload/pcap.hpp"
+#include "xoffload/xsk_engine.hpp"
+#include "xoffload/xsk_plan.hpp"
+#include "xoffload/xsk_prog.hpp"
+
+namespace xoffload::xsk {
+
+// When a send stops and how fast it goes.
+struct SendConfig {
+	uint64_t count = UINT64_MAX;	// frames (plain) or super-packets (segmented)
+	std::optional<double> rate;	// frames (segments) per second; none: as fast as the rings go
+	std::optional<double> duration;	// seconds
+	double interval = 1.0;		// seconds between interval reports; <= 0: none
+	uint32_t batch = 64;		// descriptors per socket per round (plain loop)
+};
+
+// What the loops ask of their caller; every member may be empty.
+struct SendHooks {
+	std::function<bool()> stop;	// true: end the run now (interrupted)
+	// totals now and at the previous report, seconds between them
+	std::function<void(const Totals &now, const Totals &prev, double dt)> interval;
+	std::function<double()> clock;	// monotonic seconds; monotonic_seconds() when empty
+};
+
+// Rate, duration, stop request and interval reports of a send loop, on an
+// injected clock. Not thread-safe; no allocation after construction.
+class SendPacer {
+public:
+	SendPacer(const SendConfig &c, std::function<double()> clock, std::function<bool()> stop);
+
+	enum class Step { go, wait, stop };
+	struct Tick {
+		Step step = Step::go;
+		bool report = false;	// an interval report is due, dt seconds after the last
+		double dt = 0;
+	};
+	// Called every round with the frames the rate applies to; looks at the
+	// clock every @every rounds (every round when pacing). The report comes
+	// before a wait: a caller reports, then waits.
+	Tick step(uint64_t frames, unsigned every);
+	// Frames the rate allows now (with one in hand); needs a rate.
+	uint64_t allowed() const;
+	double elapsed() const;		// seconds since construction
+	bool interrupted() const { return interrupted_; }
+
+private:
+	double now() const;
+	SendConfig c_;
+	std::function<double()> clock_;
+	std::function<bool()> stop_;
+	double t0_, next_report_, last_;
+	bool interrupted_ = false;
+	uint64_t loops_ = 0;
+};
+
+// How a send ended: totals after the completion rings drained (bytes: what
+// was sent), the run's seconds, and for segmented sends the super-packets
+// and segments queued.
+struct SendResult {
+	Totals totals;
+	double secs = 0;
+	bool interrupted = false;
+	uint64_t super_packets = 0, segments = 0;
+};
+
+// Writes @frame into every free UMEM frame of every socket once (chunk by
+// chunk where it spans several), so the plain loop only moves descriptors.
+void prefill_frames(Engine &e, std::span<const std::byte> frame);
+
+// The plain loop: @frame (prefilled) on every socket in turn until
+// c.count frames are queued, the duration is up or hooks.stop says so;
+// then every queued frame's completion is awaited (as long as completions
+// keep coming, and 2 s after the last). @pcap: every frame queued, or null.
+SendResult send_frames(Engine &e, const Netdev &dev, const SendConfig &c, const TxFrame &frame, PcapWriter *pcap,
+		       const SendHooks &hooks);
+
+// The segmentation-offload loop: every round segments @super into freshly
+// allocated frames of one socket (tags and checksums folded into the copy,
+// or the L4 checksum left to TX metadata as req.csum says), all segments or
+// none, and queues them; c.count counts super-packets. The caller checked
+// that the segments fit a chunk and the TX ring (check_segments()).
+// Runtime error when gso_count() refuses @req, segmentation fails or the
+// TX ring never drains.
+Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig &c, std::span<const std::byte> super,
+				  const GsoRequest &req, PcapWriter *pcap, const SendHooks &hooks);
+
+// Zero-copy TX of most drivers runs on their XDP TX rings, which exist only
+// while an XDP program is attached: without one every kick fails (i40e,
+// igb, mlx5; the model's zc_tx_needs_xdp) and no frame completes. Such a
+// run gets xdp_xsk (no sockets in its map: it passes every frame) in @prog
+// for its lifetime; where that attach fails, xsk_mode auto binds @e again
+// in copy mode. @note gets the one line that says which, as it happens
+// (before the carrier wait); runtime error when the attach failed under an
+// explicit zero-copy mode.
+Status zc_tx_program(const Netdev &dev, const EngineConfig &c, const EngineUse &use, Engine &e,
+		     std::optional<XskProgram> &prog, const SendDriver &sd, const std::vector<uint32_t> &qs,
+		     const std::function<bool()> &stop, const std::function<void(const std::string &)> &note);
+
+} // namespace xoffload::xsk

@@ -1,0 +1,331 @@
+// send's loops and pacer over an Engine (see xsk_sender.hpp).
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "xoffload/xsk_sender.hpp"
+
+namespace xoffload::xsk {
+
+SendPacer::SendPacer(const SendConfig &c, std::function<double()> clock, std::function<bool()> stop)
+	: c_(c), clock_(std::move(clock)), stop_(std::move(stop))
+{
+	t0_ = now();
+	next_report_ = c_.interval > 0 ? t0_ + c_.interval : INFINITY;
+	last_ = t0_;
+}
+
+double SendPacer::now() const
+{
+	return clock_ ? clock_() : monotonic_seconds();
+}
+
+SendPacer::Tick SendPacer::step(uint64_t frames, unsigned every)
+{
+	Tick k;
+	if ((++loops_ % every) != 0 && !c_.rate)
+		return k;
+	double t = now();
+	if (stop_ && stop_()) {
+		interrupted_ = true;
+		k.step = Step::stop;
+		return k;
+	}
+	if (c_.duration && t - t0_ >= *c_.duration) {
+		k.step = Step::stop;
+		return k;
+	}
+	if (t >= next_report_) {
+		k.report = true;
+		k.dt = t - last_;
+		last_ = t;
+		next_report_ = t + c_.interval;
+	}
+	if (c_.rate && static_cast<double>(frames) >= *c_.rate * (t - t0_))
+		k.step = Step::wait;
+	return k;
+}
+
+uint64_t SendPacer::allowed() const
+{
+	return static_cast<uint64_t>(*c_.rate * (now() - t0_)) + 1;
+}
+
+double SendPacer::elapsed() const
+{
+	return now() - t0_;
+}
+
+namespace {
+
+// What the device dropped of our frames shows only in its own counter.
+std::optional<uint64_t> tx_dropped_now(const Netdev &dev)
+{
+	if (auto st = netdev_stats(dev))
+		return st->tx_dropped;
+	return std::nullopt;
+}
+
+// Handles a pacer tick: the interval report (totals with bytes_of's byte
+// count), and on a wait the completion rings drained. True: go on sending.
+template <typename BytesOf>
+SendPacer::Step on_tick(const SendPacer::Tick &k, Engine &e, const SendHooks &h, Totals &prev, BytesOf &&bytes_of)
+{
+	if (k.step == SendPacer::Step::stop)
+		return k.step;
+	if (k.report) {
+		Totals cur = sum(e, false);
+		cur.bytes = bytes_of(cur);
+		if (h.interval)
+			h.interval(cur, prev, k.dt);
+		prev = cur;
+	}
+	if (k.step == SendPacer::Step::wait)
+		for (auto &s : e.socks)
+			s.complete();
+	return k.step;
+}
+
+// Drains the completion rings (as long as completions keep coming: a slow
+// or emulated device under load returns them late, and 2 s after the last
+// one) and sums the run up.
+SendResult finish(Engine &e, const Netdev &dev, const SendPacer &pacer, std::optional<uint64_t> tx_dropped0,
+		  uint64_t bytes_sent)
+{
+	double last_progress = monotonic_seconds();
+	uint64_t left = UINT64_MAX;
+	for (;;) {
+		uint64_t out = 0;
+		for (auto &s : e.socks) {
+			s.complete();
+			out += s.tx_outstanding();
+			if (s.tx_outstanding())
+				s.kick();
+		}
+		if (!out)
+			break;
+		if (out < left) {
+			left = out;
+			last_progress = monotonic_seconds();
+		} else if (monotonic_seconds() - last_progress > 2.0) {
+			break;
+		}
+		usleep(50);
+	}
+	SendResult r;
+	r.secs = pacer.elapsed();
+	r.interrupted = pacer.interrupted();
+	r.totals = sum(e, false);
+	r.totals.bytes = bytes_sent;
+	if (tx_dropped0)
+		if (auto now = tx_dropped_now(dev))
+			r.totals.dev_tx_dropped = counter_delta(*tx_dropped0, *now);
+	return r;
+}
+
+} // namespace
+
+void prefill_frames(Engine &e, std::span<const std::byte> frame)
+{
+	const uint32_t len = static_cast<uint32_t>(frame.size());
+	const uint32_t cap = e.socks.front().tx_chunk_capacity();
+	const uint32_t chunks = (len + cap - 1) / cap;
+	for (auto &s : e.socks) {
+		std::vector<uint64_t> all(s.accounting().total);
+		uint32_t n = s.tx_alloc(all);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t k = i % chunks;
+			uint32_t off = k * cap, l = std::min(cap, len - off);
+			std::memcpy(s.data(all[i]), frame.data() + off, l);
+		}
+		s.tx_free({all.data(), n});
+	}
+}
+
+SendResult send_frames(Engine &e, const Netdev &dev, const SendConfig &c, const TxFrame &built, PcapWriter *pcap,
+		       const SendHooks &hooks)
+{
+	const auto &frame = built.bytes;
+	const uint32_t len = static_cast<uint32_t>(frame.size());
+	const uint32_t cap = e.socks.front().tx_chunk_capacity();
+	const uint32_t chunks = (len + cap - 1) / cap;	// > 1 only with multi-buffer
+	const std::optional<uint64_t> tx_dropped0 = tx_dropped_now(dev);
+	SendPacer pacer(c, hooks.clock, hooks.stop);
+	const uint64_t limit = c.count;
+	const uint32_t burst = c.batch / chunks;	// frames per socket per round
+	std::vector<uint64_t> addrs(burst * chunks);
+	std::vector<TxDesc> descs(burst * chunks);
+	uint64_t queued = 0;	// frames on a TX ring so far
+	Totals prev{};
+	timespec ts{};
+
+	while (queued < limit) {
+		auto st = on_tick(pacer.step(queued, 64), e, hooks, prev, [len](const Totals &cur) { return cur.packets * len; });
+		if (st == SendPacer::Step::stop)
+			break;
+		if (st == SendPacer::Step::wait)
+			continue;
+		for (auto &s : e.socks) {
+			s.complete();
+			uint64_t want = std::min<uint64_t>(burst, limit - queued);
+			if (c.rate) {
+				uint64_t allowed = pacer.allowed();
+				want = allowed > queued ? std::min<uint64_t>(want, allowed - queued) : 0;
+			}
+			if (!want)
+				break;
+			uint32_t n = s.tx_alloc({addrs.data(), static_cast<size_t>(want * chunks)});
+			n -= n % chunks;
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t k = i % chunks;
+				uint32_t l = std::min(cap, len - k * cap);
+				if (chunks > 1) // prefilled frames only hold whole one-chunk frames
+					std::memcpy(s.data(addrs[i]), frame.data() + k * cap, l);
+				descs[i] = TxDesc{addrs[i], l, k + 1 < chunks, built.partial && k == 0, built.csum_start,
+						  built.csum_offset};
+			}
+			uint32_t m = s.tx_submit({descs.data(), n});
+			if (m < n)
+				s.tx_free({addrs.data() + m, n - m});
+			if (n % chunks)
+				s.tx_free({addrs.data() + n, n % chunks});
+			queued += m / chunks;
+			s.kick();
+			if (pcap && m) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				for (uint32_t i = 0; i < m / chunks; i++)
+					pcap->write(std::span<const std::byte>(frame), ts);
+			}
+		}
+	}
+	// every queued frame must come back on the completion ring
+	const Totals t = sum(e, false);
+	return finish(e, dev, pacer, tx_dropped0, t.submitted * len);
+}
+
+Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig &c, std::span<const std::byte> super,
+				  const GsoRequest &req, PcapWriter *pcap, const SendHooks &hooks)
+{
+	const std::span<const std::byte> in(super);
+	const std::span<const std::span<const std::byte>> input(&in, 1);
+	GsoError why{};
+	const int nseg = gso_count(input, req, &why);
+	if (nseg < 0)
+		return runtime_error(std::string("segmentation refused: ") + to_string(why), EINVAL);
+	const uint32_t cap = e.socks.front().tx_chunk_capacity();
+	std::vector<uint64_t> addrs(static_cast<size_t>(nseg));
+	std::vector<GsoFrame> frames(static_cast<size_t>(nseg));
+	std::vector<TxDesc> descs(static_cast<size_t>(nseg));
+
+	const std::optional<uint64_t> tx_dropped0 = tx_dropped_now(dev);
+	SendPacer pacer(c, hooks.clock, hooks.stop);
+	const uint64_t limit = c.count;
+	uint64_t sent = 0, bytes = 0, segs = 0;
+	Totals prev{};
+	timespec ts{};
+
+	while (sent < limit) {
+		auto st = on_tick(pacer.step(segs, 16), e, hooks, prev, [&](const Totals &) { return bytes; });
+		if (st == SendPacer::Step::stop)
+			break;
+		if (st == SendPacer::Step::wait)
+			continue;
+		for (auto &s : e.socks) {
+			s.complete();
+			if (sent == limit)
+				break;
+			uint32_t n = s.tx_alloc(addrs);
+			if (n < static_cast<uint32_t>(nseg)) {
+				s.tx_free({addrs.data(), n}); // not enough free frames yet: all or none
+				s.kick();
+				continue;
+			}
+			for (int i = 0; i < nseg; i++)
+				frames[i] = GsoFrame{s.data(addrs[i]), cap};
+			int got = gso_segment(input, req, frames, &why);
+			if (got != nseg) {
+				s.tx_free(addrs);
+				return runtime_error(std::string("segmentation failed: ") + to_string(why));
+			}
+			for (int i = 0; i < nseg; i++)
+				descs[i] = TxDesc{addrs[i], frames[i].len, false, frames[i].csum_partial, frames[i].csum_start,
+						  frames[i].csum_offset};
+			// the TX ring takes the whole super-packet or a prefix: retry the rest
+			uint32_t done = 0;
+			for (int tries = 0; done < static_cast<uint32_t>(nseg); tries++) {
+				done += s.tx_submit({descs.data() + done, static_cast<size_t>(nseg) - done});
+				if (done < static_cast<uint32_t>(nseg)) {
+					s.kick();
+					s.complete();
+					if (tries > 100000) {
+						s.tx_free({addrs.data() + done, static_cast<size_t>(nseg) - done});
+						return runtime_error("TX ring never drained on " + dev.name);
+					}
+				}
+			}
+			if (pcap) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				for (int i = 0; i < nseg; i++)
+					pcap->write(std::span<const std::byte>(frames[i].data, frames[i].len), ts);
+			}
+			for (int i = 0; i < nseg; i++)
+				bytes += frames[i].len;
+			segs += static_cast<uint64_t>(nseg);
+			sent++;
+			s.kick();
+		}
+	}
+	SendResult r = finish(e, dev, pacer, tx_dropped0, bytes);
+	r.super_packets = sent;
+	r.segments = segs;
+	return r;
+}
+
+Status zc_tx_program(const Netdev &dev, const EngineConfig &c, const EngineUse &use, Engine &e,
+		     std::optional<XskProgram> &prog, const SendDriver &sd, const std::vector<uint32_t> &qs,
+		     const std::function<bool()> &stop, const std::function<void(const std::string &)> &note)
+{
+	if (!e.socks.front().zero_copy())
+		return ok();
+	const features::NicFacts *f = sd.name ? &sd.facts : nullptr;
+	if (!f || !f->zc_tx_needs_xdp.value)
+		return ok();
+	uint32_t id = 0;
+	if (!bpf_xdp_query_id(static_cast<int>(dev.ifindex), XDP_FLAGS_DRV_MODE, &id) && id)
+		return ok();	// a native program already keeps the XDP rings up
+	const std::string drv = f->modelled ? dev_kind_name(f->driver) : "this driver";
+	const std::string need = "zero-copy TX on " + drv + " needs an XDP program (" + f->zc_tx_needs_xdp.source + ")";
+	if (auto r = reap_stale_xsk(dev); !r)
+		return r.error();
+	const bool was_up = netdev_running(dev.name).value_or(false);
+	auto p = XskProgram::attach(dev, XdpMode::native, {});
+	if (p) {
+		prog.emplace(std::move(*p));
+		if (note)
+			note("note: " + need + ": xdp_xsk attached to " + dev.name + " for this run (passes every frame)");
+		wait_for_carrier(dev, was_up, stop);
+		return ok();
+	}
+	if (c.xsk_mode != "auto")
+		return runtime_error(need + " and attaching xdp_xsk failed: " + p.error().msg + " (try --xsk-mode copy)",
+				     p.error().err);
+	e.socks.clear();
+	e.umem.reset();
+	EngineConfig copy = c;
+	copy.xsk_mode = "copy";
+	auto again = make_engine(dev, copy, use, qs);
+	if (!again)
+		return again.error();
+	e = std::move(*again);
+	if (note)
+		note("note: copy mode: " + need + " and attaching xdp_xsk failed: " + p.error().msg);
+	return ok();
+}
+
+} // namespace xoffload::xsk
