@@ -8,46 +8,6 @@
 #include <xdp/xdp_helpers.h>
 #include "xoffload/geneve.h"
 
-/* What xo_gnv_decap can make a frame of: Ethernet, IPv4, IPv6. */
-static __always_inline int xo_gnv_can_decap(__be16 proto)
-{
-	return proto == bpf_htons(XO_ETH_P_TEB) || proto == bpf_htons(ETH_P_IP) ||
-	       proto == bpf_htons(ETH_P_IPV6);
-}
-
-/* Strips everything before o->inner; for an IP payload a 14-byte Ethernet
- * header with the outer MACs goes in front. Returns 0 or -1.
- */
-static __always_inline int xo_gnv_decap(struct xdp_md *ctx, const struct xo_gnv_outer *o)
-{
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__be16 proto = o->gh->proto;
-	int strip = o->inner - data;
-	struct xo_macs macs;
-	struct ethhdr *eth;
-
-	if (proto == bpf_htons(XO_ETH_P_TEB)) {
-		if (o->inner + sizeof(struct ethhdr) > data_end)
-			return -1;
-		return bpf_xdp_adjust_head(ctx, strip) ? -1 : 0;
-	}
-	if (data + XO_MAC_LEN > data_end || o->inner + 1 > data_end)
-		return -1;
-	macs = xo_macs_load(data);
-	if (bpf_xdp_adjust_head(ctx, strip - (int)sizeof(struct ethhdr)))
-		return -1;
-	/* every packet pointer is stale after adjust_head: reload, recheck */
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	if ((void *)(eth + 1) > data_end)
-		return -1;
-	xo_macs_store(eth, macs);
-	eth->h_proto = proto;
-	return 0;
-}
-
 /* 1 when an option in [opts_off, opts_off + optlen) from the frame's start
  * is critical and of a class not declared known, 2 when there are more
  * options than the walk reads (whatever the header's C bit says); 0 when
@@ -159,8 +119,8 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 	if (cfg && (cfg->flags & XO_GNV_F_VERIFY_CSUM)) {
 		__u32 udp_off = (void *)o.udp - data;
 
-		if (xo_gnv_udp_csum_ok(ctx, &o, udp_off & 0xffff,
-				       bpf_ntohs(o.udp->len)) != 1) {
+		if (xo_udp_csum_ok(ctx, o.l3, o.ipv6, o.udp, udp_off & 0xffff,
+				   bpf_ntohs(o.udp->len)) != 1) {
 			reason = XO_GNV_CNT_BAD_CSUM;
 			verdict = XDP_DROP;
 			goto count;

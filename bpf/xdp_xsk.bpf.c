@@ -6,11 +6,6 @@
  * multi-buffer (XDP_USE_SG) sockets whole.
  */
 #include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/in.h>
-#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include <xdp/xdp_helpers.h>
@@ -58,7 +53,10 @@ static __always_inline void xo_xsk_count(__u32 reason, __u64 bytes)
 	}
 }
 
-/* Returns 1 when the frame matches @f, 0 when not, -1 when truncated. */
+/* Returns 1 when the frame matches @f, 0 when not, -1 when a header it
+ * reads is truncated or malformed (an IP version that is not its
+ * ethertype's, an IHL below 5).
+ */
 static __always_inline int xo_xsk_match(struct xdp_md *ctx,
 					const struct xo_xsk_filter *f)
 {
@@ -68,6 +66,7 @@ static __always_inline int xo_xsk_match(struct xdp_md *ctx,
 	};
 	struct xo_tags tags = {};
 	struct ethhdr *eth;
+	struct udphdr *uh;
 	__be16 proto;
 	__u8 l4 = 0;
 
@@ -96,34 +95,29 @@ static __always_inline int xo_xsk_match(struct xdp_md *ctx,
 		return 1;
 
 	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *iph = c.pos;
+		struct iphdr *iph = xo_parse_ipv4(&c);
 
-		if ((void *)(iph + 1) > c.end || iph->ihl < 5)
+		if (!iph)
 			return -1;
 		/* later fragments carry no UDP header */
-		if (iph->frag_off & bpf_htons(0x1fff))
+		if (xo_ipv4_later_fragment(iph))
 			return 0;
 		l4 = iph->protocol;
-		c.pos = (void *)iph + iph->ihl * 4;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = c.pos;
+		struct ipv6hdr *ip6 = xo_parse_ipv6(&c);
 
-		if ((void *)(ip6 + 1) > c.end)
+		if (!ip6)
 			return -1;
 		l4 = ip6->nexthdr;	/* extension headers: not matched */
-		c.pos = ip6 + 1;
 	} else {
 		return 0;
 	}
 	if (l4 != IPPROTO_UDP)
 		return 0;
-	{
-		struct udphdr *uh = c.pos;
-
-		if ((void *)(uh + 1) > c.end)
-			return -1;
-		return uh->dest == f->udp_dport;
-	}
+	uh = xo_parse_udp(&c);
+	if (!uh)
+		return -1;
+	return uh->dest == f->udp_dport;
 }
 
 static __always_inline int xo_xsk_run(struct xdp_md *ctx)

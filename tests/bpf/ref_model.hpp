@@ -294,10 +294,10 @@ inline Outcome geneve_model(const GeneveConfig &c, const GeneveSemantics &sem, s
 		v6 = false;
 	} else if (type == 0x86dd) {
 		// "IPv6 without extension headers". README: silent on a
-		// version other than 6 under 0x86DD; unlike IPv4's, it is not
-		// looked at (what xdp_geneve does; see the report of the
-		// differential test).
-		if (f.size() < ip + 40 || f[ip + 6] != 17)
+		// version other than 6 under 0x86DD; the model takes it as not
+		// Geneve, as for IPv4 (xdp_geneve parses both with the helpers
+		// of parse.h, which check the version since stop 19).
+		if (f.size() < ip + 40 || f[ip] >> 4 != 6 || f[ip + 6] != 17)
 			return not_geneve();
 		udp = ip + 40;
 		v6 = true;

@@ -353,6 +353,13 @@ Bytes fragment(Bytes f, uint16_t frag)
 	return f;
 }
 
+// The IP version nibble of an untagged frame set to @v.
+Bytes ip_version(Bytes f, uint8_t v)
+{
+	f[14] = static_cast<uint8_t>(v << 4 | (f[14] & 0x0f));
+	return f;
+}
+
 Bytes with_udp_csum(Bytes f, size_t udp_off, uint16_t v)
 {
 	f[udp_off + 6] = static_cast<uint8_t>(v >> 8);
@@ -417,6 +424,10 @@ std::vector<Case> cases()
 		{"unregistered_port_untouched", outer4(g_decap, kPortC), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
 		{"fragment_mf_untouched", fragment(outer4(g_decap), 0x2000), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
 		{"fragment_offset_untouched", fragment(outer4(g_decap), 0x0010), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
+		// the same parse helper as xdp_xsk (bpf/include/xoffload/parse.h):
+		// a header whose version is not its ethertype's is not IP at all
+		{"ipv4_version_6_untouched", ip_version(outer4(g_decap), 6), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
+		{"ipv6_version_4_untouched", ip_version(outer6(g_decap), 4), V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}},
 		{"ipv4_options_outer_decap",
 		 PacketBuilder().eth(kMacB, kMacA).ipv4(kIpA, kIpB).ip_options({1, 1, 1, 0}).udp(1, kPortGeneve)
 			 .payload(g_decap).build(),
@@ -660,6 +671,56 @@ TEST_F(GeneveBpf, CpuSteeringPicksTheSlotOfTheInnerFlowHash)
 		run_case(*env_, {"miss", outer4(geneve(kVniCpu, kEthTeb, inner)), V::pass, {},
 				 {XO_GNV_CNT_NO_TARGET}, kVniCpu});
 		env_->cpu_slot(slot ^ 1, false);
+		if (HasFailure())
+			return;
+	}
+}
+
+// An inner header that is not what its ethertype says (IPv4 with version
+// 6, IPv6 with version 4) or whose IPv4 options run past the frame hashes
+// as zero fields, like any inner frame without an IP 5-tuple: one slot for
+// all of them. Each frame is picked so that hashing what it carries (what
+// xdp_geneve did before stop 19) would land in the other slot.
+TEST_F(GeneveBpf, CpuSteeringHashesMalformedInnerIpAsZeroFields)
+{
+	const uint32_t slot = xo_gnv_flow_hash(0, 0, 0, 0, 0) % 2;	// kVniCpu has 2 queues
+	auto xor6 = [](const Ip6 &a) {
+		uint32_t h = 0;
+		for (size_t i = 0; i < 16; i += 4)
+			h ^= static_cast<uint32_t>(a[i] << 24 | a[i + 1] << 16 | a[i + 2] << 8 | a[i + 3]);
+		return h;
+	};
+	struct Row {
+		const char *name;
+		Bytes inner;
+	};
+	std::vector<Row> rows;
+	for (uint16_t sport = 1000; sport < 1100 && rows.size() < 2; sport++) {
+		if (rows.empty() && xo_gnv_flow_hash(0xc6120001, 0xc6120003, sport, kPortB, 17) % 2 != slot) {
+			Bytes f = inner_udp4(kIpA, kIpC, sport, kPortB, 16);
+			f[14] = static_cast<uint8_t>(0x60 | (f[14] & 0x0f));
+			rows.push_back({"ipv4_version_6", f});
+		}
+		if (rows.size() == 1 && xo_gnv_flow_hash(xor6(kIp6A), xor6(kIp6B), sport, kPortB, 6) % 2 != slot) {
+			Bytes f = inner_tcp6(kIp6A, kIp6B, sport, kPortB, 16);
+			f[14] = static_cast<uint8_t>(0x40 | (f[14] & 0x0f));
+			rows.push_back({"ipv6_version_4", f});
+		}
+	}
+	ASSERT_EQ(rows.size(), 2u);
+	// IHL 15: 40 bytes of options that are not there (ports unread)
+	Bytes cut = inner_udp4(kIpA, kIpC, 1, 2, 0);
+	cut.resize(14 + 20);
+	cut[14] = 0x4f;
+	if (xo_gnv_flow_hash(0xc6120001, 0xc6120003, 0, 0, 17) % 2 != slot)
+		rows.push_back({"ipv4_options_cut", cut});
+	for (const auto &r : rows) {
+		SCOPED_TRACE(r.name);
+		env_->cpu_slot(slot, true);
+		env_->cpu_slot(slot ^ 1, false);
+		run_case(*env_, {"hit", outer4(geneve(kVniCpu, kEthTeb, r.inner)), V::redirect, {},
+				 {XO_GNV_CNT_REDIRECTED}, kVniCpu});
+		env_->cpu_slot(slot, false);
 		if (HasFailure())
 			return;
 	}

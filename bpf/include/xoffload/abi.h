@@ -199,7 +199,8 @@ struct xo_vlan_stats {
  * its XSKMAP, optionally only those matching a filter. Every frame it sees
  * lands in exactly one of: XO_XSK_CNT_REDIRECTED, XO_XSK_CNT_NO_SOCKET (no
  * socket on that queue: passed to the stack), XO_XSK_CNT_FILTERED (did not
- * match: passed), XO_XSK_CNT_MALFORMED (truncated headers: passed).
+ * match: passed), XO_XSK_CNT_MALFORMED (a header the filter reads is
+ * truncated or malformed, see xdp_xsk.bpf.c: passed).
  */
 #define XO_XSK_MAX_QUEUES 64	/* XSKMAP slots = rx queue indexes */
 
@@ -394,7 +395,8 @@ struct xo_gnv_cache {
  * dropped-malformed includes DECAP_FAILED.
  */
 enum xo_gnv_counter {
-	XO_GNV_CNT_NOT_GENEVE = 0,	/* not UDP to a registered port, or a fragment: untouched */
+	XO_GNV_CNT_NOT_GENEVE = 0,	/* not UDP to a registered port over a well-formed
+					 * IPv4/IPv6 header (parse.h), or a fragment: untouched */
 	XO_GNV_CNT_PASSED,
 	XO_GNV_CNT_DROP_RULE,
 	XO_GNV_CNT_DROP_MALFORMED,	/* headers or options malformed (before the rule) */
@@ -414,8 +416,10 @@ struct xo_gnv_stats {
 };
 
 /* The inner flow hash that picks the xsk/cpu slot, shared so userspace and
- * tests can predict it. Fields in host order; ports 0 for non-TCP/UDP,
- * addresses folded to 32 bits (IPv6: xor of the four words).
+ * tests can predict it. Fields in host order; ports 0 for non-TCP/UDP and
+ * later fragments, addresses folded to 32 bits (IPv6: xor of the four
+ * words); every field 0 when the inner IP header is missing, truncated or
+ * malformed (xo_gnv_inner_hash, geneve_parse.h).
  */
 static inline __u32 xo_gnv_mix(__u32 h)
 {

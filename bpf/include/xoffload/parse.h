@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Bounds-checked header parsing for XDP and TC: a cursor that only moves
- * forward after each header was checked against data_end.
+/* Bounds-checked header parsing for XDP and TC, the one copy every program
+ * uses: a cursor that only moves forward after each header (Ethernet, VLAN
+ * tags, IPv4, IPv6, UDP) was checked against data_end.
  */
 #ifndef XOFFLOAD_PARSE_H
 #define XOFFLOAD_PARSE_H
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/in.h>
+#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "abi.h"
@@ -115,6 +120,61 @@ static __always_inline int xo_parse_vlans(struct xo_cursor *c, __be16 proto,
 	if (t->more && c->pos + sizeof(struct xo_vlan_hdr) > c->end)
 		return -1;
 	return 0;
+}
+
+/* An IPv4 fragment: MF set or an offset. The stack reassembles it first. */
+static __always_inline int xo_ipv4_fragment(const struct iphdr *iph)
+{
+	return (iph->frag_off & bpf_htons(0x3fff)) != 0;
+}
+
+/* An IPv4 fragment with an offset: its L4 header is in another one. */
+static __always_inline int xo_ipv4_later_fragment(const struct iphdr *iph)
+{
+	return (iph->frag_off & bpf_htons(0x1fff)) != 0;
+}
+
+/* IPv4 at the cursor: version 4, IHL at least 5 and the whole header with
+ * its options in the frame. Returns it with the cursor past the options,
+ * or NULL (cursor unchanged).
+ */
+static __always_inline struct iphdr *xo_parse_ipv4(struct xo_cursor *c)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hlen;
+
+	if ((void *)(iph + 1) > c->end || iph->version != 4 || iph->ihl < 5)
+		return NULL;
+	hlen = iph->ihl * 4;
+	if (c->pos + hlen > c->end)
+		return NULL;
+	c->pos += hlen;
+	return iph;
+}
+
+/* IPv6 at the cursor: version 6, the fixed header in the frame. Returns it
+ * with the cursor past it, or NULL (cursor unchanged). Extension headers
+ * are not walked: the caller sees the first one as nexthdr.
+ */
+static __always_inline struct ipv6hdr *xo_parse_ipv6(struct xo_cursor *c)
+{
+	struct ipv6hdr *ip6 = c->pos;
+
+	if ((void *)(ip6 + 1) > c->end || ip6->version != 6)
+		return NULL;
+	c->pos = ip6 + 1;
+	return ip6;
+}
+
+/* The UDP header at the cursor, the cursor past it; NULL when truncated. */
+static __always_inline struct udphdr *xo_parse_udp(struct xo_cursor *c)
+{
+	struct udphdr *uh = c->pos;
+
+	if ((void *)(uh + 1) > c->end)
+		return NULL;
+	c->pos = uh + 1;
+	return uh;
 }
 
 #endif /* XOFFLOAD_PARSE_H */

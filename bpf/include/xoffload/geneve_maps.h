@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Geneve (RFC 8926) maps of xdp_geneve (the port registry, VNI rules, known
+ * option classes, redirect targets, counters) and the per-CPU lookup cache
+ * in front of the first three.
+ */
+#ifndef XOFFLOAD_GENEVE_MAPS_H
+#define XOFFLOAD_GENEVE_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "abi.h"
+
+/* Pinned by name under /sys/fs/bpf/xoffload/<ifname>/ so the registry and
+ * rules outlive the CLI (see abi.h for what each one holds).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XO_GNV_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct xo_gnv_port);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XO_GNV_MAX_RULES + 1);	/* + the default rule */
+	__type(key, __u32);
+	__type(value, struct xo_gnv_rule);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xo_gnv_cfg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XO_GNV_MAX_CLASSES);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_optcls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XO_GNV_XSK_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_xsks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, XO_GNV_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xo_gnv_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XO_GNV_MAX_RULES + 1);
+	__type(key, __u32);
+	__type(value, struct xo_gnv_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_vstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xo_gnv_cache);
+} xo_gnv_cache SEC(".maps");	/* not pinned: private to each loaded program */
+
+/* Empties the per-CPU cache when the maps changed since it was filled. */
+static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen)
+{
+	__u64 tag = 1ULL << 32 | gen;
+
+	if (ca->gen_tag == tag)
+		return;
+	ca->gen_tag = tag;
+	ca->port = XO_GNV_CACHE_NONE;
+	ca->miss_port = XO_GNV_CACHE_NONE;
+	ca->vni = XO_GNV_CACHE_NONE;
+	ca->cls = XO_GNV_CACHE_NONE;
+}
+
+/* Is @port registered? The per-CPU cache answers for the last hit and the
+ * last miss.
+ */
+static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca)
+{
+	if (ca->port == port)
+		return 1;
+	if (ca->miss_port == port)
+		return 0;
+	if (!bpf_map_lookup_elem(&xo_gnv_ports, &port)) {
+		ca->miss_port = port;
+		return 0;
+	}
+	ca->port = port;
+	return 1;
+}
+
+/* The rule of @vni copied into @out; when the VNI has none (returns 0),
+ * the default rule (xo_gnv_rules[XO_GNV_VNI_DEFAULT], pass when absent).
+ * Each is one map value, replaced whole by userspace.
+ */
+static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
+					  struct xo_gnv_rule *out)
+{
+	struct xo_gnv_rule *r;
+	__u32 dflt = XO_GNV_VNI_DEFAULT;
+
+	if (ca->vni == vni) {
+		*out = ca->rule;
+		return ca->has_rule;
+	}
+	r = bpf_map_lookup_elem(&xo_gnv_rules, &vni);
+	ca->vni = vni;
+	ca->has_rule = r != NULL;
+	if (!r)
+		r = bpf_map_lookup_elem(&xo_gnv_rules, &dflt);
+	if (r) {
+		ca->rule = *r;
+	} else {
+		ca->rule.action = XO_GNV_ACT_PASS;
+		ca->rule.queues = 1;
+		ca->rule.slot = XO_GNV_SLOT_DEFAULT;
+	}
+	*out = ca->rule;
+	return ca->has_rule;
+}
+
+static __always_inline void xo_gnv_count(struct xo_gnv_stats *st, __u32 reason,
+					 __u64 bytes)
+{
+	if (st && reason < XO_GNV_CNT_MAX) {
+		st->c[reason].packets++;
+		st->c[reason].bytes += bytes;
+	}
+}
+
+/* Is option class @cls declared known? The per-CPU cache answers for the
+ * last class found known; otherwise a map lookup, which fills the cache.
+ */
+static __always_inline int xo_gnv_class_known(__u32 cls, struct xo_gnv_cache *ca)
+{
+	if (ca->cls == cls)
+		return 1;
+	if (!bpf_map_lookup_elem(&xo_gnv_optcls, &cls))
+		return 0;
+	ca->cls = cls;
+	return 1;
+}
+
+#endif /* XOFFLOAD_GENEVE_MAPS_H */
