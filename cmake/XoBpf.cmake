@@ -3,10 +3,19 @@
 # bpf_objects stands for all of them. A module that includes a skeleton
 # declares it with xo_module(... SKELETONS).
 
-set(BPF_OUT ${CMAKE_BINARY_DIR}/bpf)
-file(GLOB BPF_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/bpf/*.bpf.c
-     ${CMAKE_SOURCE_DIR}/tests/bpf/progs/*.bpf.c)
-file(GLOB BPF_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/bpf/include/xoffload/*.h)
+# The make that runs Makefile.bpf: under a Makefiles generator the calling
+# make ($(MAKE), sharing its jobserver), under any other (Ninja) make itself.
+if(CMAKE_GENERATOR MATCHES "Makefiles")
+  set(XO_MAKE "$(MAKE)")
+else()
+  find_program(XO_MAKE_PROGRAM NAMES make gmake REQUIRED)
+  set(XO_MAKE ${XO_MAKE_PROGRAM})
+endif()
+
+set(BPF_OUT ${PROJECT_BINARY_DIR}/bpf)
+file(GLOB BPF_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/bpf/*.bpf.c
+     ${PROJECT_SOURCE_DIR}/tests/bpf/progs/*.bpf.c)
+file(GLOB BPF_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/bpf/include/xoffload/*.h)
 set(BPF_OUTPUTS)
 foreach(src ${BPF_SOURCES})
   get_filename_component(name ${src} NAME_WE)
@@ -14,7 +23,7 @@ foreach(src ${BPF_SOURCES})
 endforeach()
 add_custom_command(
   OUTPUT ${BPF_OUTPUTS}
-  COMMAND $(MAKE) -s -C ${CMAKE_SOURCE_DIR} -f Makefile.bpf OUT=${BPF_OUT}
-  DEPENDS ${BPF_SOURCES} ${BPF_HEADERS} ${CMAKE_SOURCE_DIR}/Makefile.bpf
+  COMMAND ${XO_MAKE} -s -C ${PROJECT_SOURCE_DIR} -f Makefile.bpf OUT=${BPF_OUT}
+  DEPENDS ${BPF_SOURCES} ${BPF_HEADERS} ${PROJECT_SOURCE_DIR}/Makefile.bpf
   COMMENT "Building BPF objects and skeletons")
 add_custom_target(bpf_objects ALL DEPENDS ${BPF_OUTPUTS})
