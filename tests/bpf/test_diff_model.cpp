@@ -34,9 +34,9 @@
 #include "tc_vlan_test.skel.h"
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/owned.hpp"
-#include "xoffload/vlan.hpp"
+#include "xoffload/vlan/vlan.hpp"
 
 namespace xoffload::test {
 namespace {

@@ -21,7 +21,7 @@
 #include "prog_run.hpp"
 #include "xdp_vlan.skel.h"
 #include "xoffload/owned.hpp"
-#include "xoffload/vlan.hpp"
+#include "xoffload/vlan/vlan.hpp"
 
 namespace xoffload::test {
 namespace {

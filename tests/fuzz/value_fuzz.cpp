@@ -12,10 +12,10 @@
 #include <string_view>
 
 #include "xoffload/channels.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/parse.hpp"
 #include "xoffload/traffic.hpp"
-#include "xoffload/vlan.hpp"
+#include "xoffload/vlan/vlan.hpp"
 
 using namespace xoffload;
 

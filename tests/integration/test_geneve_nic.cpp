@@ -20,7 +20,7 @@
 
 #include "../../user/src/core/nl.hpp"
 #include "testbed.hpp"
-#include "xoffload/geneve_kernel.hpp"
+#include "xoffload/geneve/geneve_kernel.hpp"
 
 namespace xoffload::test {
 namespace {

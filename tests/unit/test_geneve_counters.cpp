@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 
 using namespace xoffload;
 

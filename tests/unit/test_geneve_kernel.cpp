@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/geneve_kernel.hpp"
+#include "xoffload/geneve/geneve_kernel.hpp"
 
 using namespace xoffload;
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "xoffload/ethtool_features.hpp"
-#include "xoffload/rx_vlan.hpp"
+#include "xoffload/vlan/rx_vlan.hpp"
 
 namespace xoffload {
 namespace {

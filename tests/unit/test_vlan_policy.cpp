@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "xoffload/loader.hpp"
-#include "xoffload/vlan.hpp"
+#include "xoffload/vlan/vlan.hpp"
 
 using namespace xoffload;
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pins.hpp"
 #include "xoffload/xsk_prog.hpp"

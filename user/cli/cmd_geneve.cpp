@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "geneve_cli.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pins.hpp"
 

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "geneve_cli.hpp"
-#include "xoffload/geneve.hpp"
-#include "xoffload/geneve_kernel.hpp"
+#include "xoffload/geneve/geneve.hpp"
+#include "xoffload/geneve/geneve_kernel.hpp"
 #include "xoffload/linkwatch.hpp"
 #include "xoffload/pins.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "geneve_cli.hpp"
 #include "xoffload/features.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/parse.hpp"
 
 namespace xoffload::cli {

@@ -9,7 +9,7 @@
 #include "commands.hpp"
 #include "xoffload/loader.hpp"
 #include "xoffload/pins.hpp"
-#include "xoffload/vlan.hpp"
+#include "xoffload/vlan/vlan.hpp"
 
 namespace xoffload::cli {
 

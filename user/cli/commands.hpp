@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "output.hpp"
-#include "xoffload/geneve_kernel.hpp"
+#include "xoffload/geneve/geneve_kernel.hpp"
 
 namespace xoffload::cli {
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "commands.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/netdev.hpp"
 
 namespace xoffload::cli {

@@ -40,6 +40,12 @@ struct ProbeResult {
 	std::string how;	// what answered, for -v and --json
 };
 
+// @f taken as present or not from the running release alone, @why saying
+// why it was not asked (ProbeResult::probed false).
+ProbeResult probe_assumed(const KernelFeature &f, const std::string &why);
+
+// The two AF_XDP probes are defined by the xsk module (xsk_probe.cpp,
+// beside the UAPI mirror of xsk.hpp): callers link xo_xsk.
 // bind(2) of a fresh AF_XDP socket with XDP_USE_SG to ifindex 0: kernels
 // that know the flag answer ENODEV, older ones EINVAL (net/xdp/xsk.c
 // xsk_bind() checks the flags before looking up the device).

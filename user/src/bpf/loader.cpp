@@ -26,11 +26,11 @@
 #include "../core/internal.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/owned.hpp"
 #include "xoffload/pins.hpp"
-#include "xoffload/rx_vlan.hpp"
-#include "xoffload/vlan.hpp"
+#include "xoffload/vlan/rx_vlan.hpp"
+#include "xoffload/vlan/vlan.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
@@ -676,39 +676,6 @@ Error single_program_holds_hook(const Netdev &dev, Feature f, const XdpProgInfo 
 }
 
 } // namespace
-
-bool kernel_has_xdp_frags()
-{
-	// the smallest such program, loaded and closed, once per process
-	static const bool has = [] {
-		static const bpf_insn prog[] = {
-			{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
-			{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-		};
-		LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
-		int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_frags_probe", "Dual BSD/GPL", prog, 2, &o);
-		if (fd < 0)
-			return false;
-		::close(fd);
-		return true;
-	}();
-	return has;
-}
-
-VlanMapNames vlan_map_names()
-{
-	static const VlanMapNames names = [] {
-		VlanMapNames n;
-		XdpVlanSkel x(xdp_vlan_bpf__open());
-		if (x) {
-			n.cfg = bpf_map__name(x->maps.xo_vlan_cfg);
-			n.vid = bpf_map__name(x->maps.xo_vlan_vid);
-			n.stats = bpf_map__name(x->maps.xo_vlan_stats);
-		}
-		return n;
-	}();
-	return names;
-}
 
 void set_library_verbosity(int level)
 {

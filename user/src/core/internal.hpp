@@ -1,4 +1,4 @@
-// Library-internal glue between the skeleton-owning loader and its users.
+// Library-internal glue of the core module, shared with the modules above it.
 #pragma once
 
 #include <linux/netlink.h>
@@ -11,13 +11,8 @@
 
 namespace xoffload {
 
-// Map names as the VLAN skeleton declares them (also the pin file names).
-struct VlanMapNames {
-	std::string cfg, vid, stats;
-};
-VlanMapNames vlan_map_names();
-
-// Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+).
+// Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+;
+// kernel.cpp loads the smallest such program once).
 bool kernel_has_xdp_frags();
 
 // An rtnetlink request: the header, then @Body (ifinfomsg, tcmsg, ...).

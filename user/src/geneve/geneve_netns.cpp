@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "xoffload/geneve_kernel.hpp"
+#include "xoffload/geneve/geneve_kernel.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/pins.hpp"
 

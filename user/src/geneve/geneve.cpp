@@ -1,5 +1,5 @@
 // Geneve values and the control of the pinned xdp_geneve maps.
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

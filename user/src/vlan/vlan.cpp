@@ -1,5 +1,5 @@
 // VLAN policy values and the control of the pinned VLAN maps.
-#include "xoffload/vlan.hpp"
+#include "xoffload/vlan/vlan.hpp"
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -15,12 +15,27 @@
 #include <charconv>
 #include <cstdio>
 
-#include "internal.hpp"
 #include "xoffload/parse.hpp"
+#include "xoffload/owned.hpp"
 #include "xoffload/pins.hpp"
+#include "xdp_vlan.skel.h"
 
 namespace xoffload {
 
+VlanMapNames vlan_map_names()
+{
+	static const VlanMapNames names = [] {
+		VlanMapNames n;
+		Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy> x(xdp_vlan_bpf__open());
+		if (x) {
+			n.cfg = bpf_map__name(x->maps.xo_vlan_cfg);
+			n.vid = bpf_map__name(x->maps.xo_vlan_vid);
+			n.stats = bpf_map__name(x->maps.xo_vlan_stats);
+		}
+		return n;
+	}();
+	return names;
+}
 
 Result<uint16_t> parse_vid(std::string_view s)
 {

@@ -14,7 +14,7 @@
 #include <charconv>
 #include <fstream>
 
-#include "nl.hpp"
+#include "../core/nl.hpp"
 
 namespace xoffload {
 

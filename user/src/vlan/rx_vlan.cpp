@@ -2,7 +2,7 @@
 // at XDP, recorded in the pin directory as bpffs symlinks (rxvlan-off: the
 // features to turn on again; rxvlan-by-<holder>: who keeps them off), and
 // the hardware VLAN filter line.
-#include "xoffload/rx_vlan.hpp"
+#include "xoffload/vlan/rx_vlan.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #include <tuple>
 #include <cstring>
 
-#include "internal.hpp"
-#include "nl.hpp"
+#include "../core/internal.hpp"
+#include "../core/nl.hpp"
 #include "xoffload/ethtool_features.hpp"
 #include "xoffload/fd.hpp"
 #include "xoffload/features.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/result.hpp"
 
 namespace xoffload {

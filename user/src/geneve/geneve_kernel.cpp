@@ -1,6 +1,6 @@
 // A NIC's UDP tunnel table (ethtool netlink), the --nic geneve device and the
 // kernel's Geneve devices (rtnetlink), all through libmnl (nl.hpp).
-#include "xoffload/geneve_kernel.hpp"
+#include "xoffload/geneve/geneve_kernel.hpp"
 
 #include <arpa/inet.h>
 #include <linux/ethtool_netlink.h>
@@ -15,7 +15,7 @@
 #include <climits>
 #include <cstring>
 
-#include "nl.hpp"
+#include "../core/nl.hpp"
 
 namespace xoffload {
 

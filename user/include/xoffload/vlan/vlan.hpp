@@ -74,6 +74,12 @@ struct VidRule {
 	uint16_t rewrite_to;	// 0 = none
 };
 
+// Map names as the VLAN skeleton declares them (also the pin file names).
+struct VlanMapNames {
+	std::string cfg, vid, stats;
+};
+VlanMapNames vlan_map_names();
+
 // The pinned maps of one interface's VLAN programs. Every call that changes
 // a direction's configuration is one switch for the datapath: it writes the
 // bank the programs do not use (policy and the whole VID table), then flips
