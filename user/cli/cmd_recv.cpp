@@ -11,7 +11,7 @@
 #include "xoffload/loader.hpp"
 #include "xoffload/pcap.hpp"
 #include "xoffload/pins.hpp"
-#include "xoffload/rx_vlan.hpp"
+#include "xoffload/vlan/rx_vlan.hpp"
 #include "xoffload/xsk_receiver.hpp"
 
 namespace xoffload::cli {

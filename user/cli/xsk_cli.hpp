@@ -8,7 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/gso.hpp"
 #include "xoffload/traffic.hpp"
 #include "xoffload/xsk_engine.hpp"

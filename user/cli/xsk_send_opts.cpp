@@ -2,7 +2,7 @@
 // spec, the Geneve encapsulation, --gso/--mss/--sw-csum and the tags, all
 // checked before the system is touched (usage errors name the option).
 #include "xsk_cli.hpp"
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/gso.hpp"
 #include "xoffload/traffic.hpp"
 #include "xoffload/xsk_plan.hpp"

@@ -14,7 +14,7 @@
 #include "xoffload/loader.hpp"
 #include "xoffload/netdev.hpp"
 #include "xoffload/result.hpp"
-#include "xoffload/rx_vlan.hpp"
+#include "xoffload/vlan/rx_vlan.hpp"
 
 namespace xoffload::xsk {
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "xoffload/geneve.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xoffload/linkwatch.hpp"
 #include "xoffload/pcap.hpp"
 #include "xoffload/xsk_engine.hpp"

@@ -20,7 +20,7 @@
 #include "xoffload/owned.hpp"
 #include "xdp_xsk.skel.h"
 #include "xdp_xsk_tag.skel.h"
-#include "xoffload/rx_vlan.hpp"
+#include "xoffload/vlan/rx_vlan.hpp"
 
 #ifndef BPF_F_XDP_DEV_BOUND_ONLY
 #define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6)

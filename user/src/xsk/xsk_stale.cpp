@@ -15,7 +15,7 @@
 
 #include "xoffload/xsk_prog.hpp"
 #include "xoffload/owned.hpp"
-#include "xoffload/rx_vlan.hpp"
+#include "xoffload/vlan/rx_vlan.hpp"
 
 namespace xoffload::xsk {
 
