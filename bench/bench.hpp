@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Shared plumbing of the xo-bench microbenchmarks: options, CPU pinning,
 // statistics, libbpf owners and the per-subcommand entry points.
 #pragma once
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/owned.hpp"
+#include "xoffload/core/owned.hpp"
 
 namespace xoffload::bench {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xo-bench: the microbenchmarks behind tools/bench, one subcommand each.
 // Also the shared helpers declared in bench.hpp.
 #include "bench.hpp"

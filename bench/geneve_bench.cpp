@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // tools/bench geneve: ns per packet of xdp_geneve's classify and decap paths
 // against an empty program in the same run, through live-frame BPF_PROG_RUN
 // (the vlan bench's design: see vlan_bench.cpp).
@@ -25,7 +26,7 @@
 #include <vector>
 
 #include "geneve_frames.hpp"
-#include "xoffload/abi_check.hpp"
+#include "xoffload/core/abi_check.hpp"
 #include "xo_bench_geneve.skel.h"
 
 namespace xoffload::bench {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // tools/bench gso: Mseg/s per core of the software segmentation engine
 // (user/src/gso) against a plain memcpy of the same frames and DPDK's librte_gso.
 //
@@ -50,8 +51,8 @@
 
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
-#include "xoffload/csum.hpp"
-#include "xoffload/gso.hpp"
+#include "xoffload/packet/csum.hpp"
+#include "xoffload/gso/gso.hpp"
 
 #ifdef XO_HAVE_DPDK
 #include <rte_config.h>

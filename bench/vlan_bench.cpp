@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // tools/bench vlan: ns per packet of the XDP VLAN pop/push/rewrite code
 // against an empty program, all through BPF_PROG_RUN in one process.
 //
@@ -38,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/abi_check.hpp"
+#include "xoffload/core/abi_check.hpp"
 #include "xo_bench.h"
 #include "xo_bench_vlan.skel.h"
 

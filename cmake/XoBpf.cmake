@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 # BPF objects and their libbpf skeletons: Makefile.bpf builds every
 # bpf/*.bpf.c and tests/bpf/progs/*.bpf.c into ${BPF_OUT}; the target
 # bpf_objects stands for all of them. A module that includes a skeleton

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 # One static library per user/src/<module>; target_link_libraries states the
 # direction of every dependency, so a module calling into one it does not
 # declare fails to link, and tests/tools/check-build fails a source that

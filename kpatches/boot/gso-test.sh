@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 # QinQ GSO counting test, run by the qemu initramfs (/init) and usable on a
 # host inside `unshare -n`: one veth underlay, vxlan, geneve and ipvlan on it;
 # one GSO frame per (device, tag count); prints one result line per case.

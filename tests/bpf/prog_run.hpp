@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // One BPF_PROG_TEST_RUN of a program over a frame, shared by the BPF tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Reference model of xdp_vlan/tc_vlan and xdp_geneve, written from README.md
 // (sections "vlan" and "geneve"), not from bpf/: what the differential test
 // (test_diff_model.cpp) expects of every frame, in the README's counter names.

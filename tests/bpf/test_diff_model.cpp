@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Randomized differential test: random and mutated frames through the real
 // xdp_vlan/tc_vlan/xdp_geneve (BPF_PROG_TEST_RUN) against the README's model
 // (ref_model.hpp), comparing verdict, bytes and counters frame by frame.
@@ -35,7 +36,7 @@
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/owned.hpp"
+#include "xoffload/core/owned.hpp"
 #include "xoffload/vlan/vlan.hpp"
 
 namespace xoffload::test {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xdp_geneve under BPF_PROG_TEST_RUN: a table of outer/inner shapes, each
 // with its expected verdict, output bytes and counters (total and per VNI),
 // plus every truncation of a tagged frame with options.
@@ -28,10 +29,10 @@
 #include "geneve_frames.hpp"
 #include "prog_run.hpp"
 #include "xdp_geneve.skel.h"
-#include "xoffload/abi_check.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/owned.hpp"
-#include "xoffload/xsk.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/owned.hpp"
+#include "xoffload/xsk/xsk.hpp"
 
 namespace xoffload::test {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xdp_vlan and tc_vlan under BPF_PROG_TEST_RUN: one table of cases, each run
 // at XDP, TC ingress and TC egress, which must agree byte for byte on the wire.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // libxoffload's VLAN reconfiguration as the datapath sees it: the installed
 // xdp_vlan with its maps pinned in a scratch bpffs directory, configured by
 // VlanMaps, and after every library call the map state (one flip of the
@@ -20,7 +21,7 @@
 #include "packet_builder.hpp"
 #include "prog_run.hpp"
 #include "xdp_vlan.skel.h"
-#include "xoffload/owned.hpp"
+#include "xoffload/core/owned.hpp"
 #include "xoffload/vlan/vlan.hpp"
 
 namespace xoffload::test {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xdp_xsk's filter under BPF_PROG_TEST_RUN: a table of frames, each with the
 // one counter it must land in (no socket is in the XSKMAP, so a match is
 // counted no-socket and passed). The IP and UDP parsing is parse.h's, the
@@ -21,7 +22,7 @@
 #include "packet_builder.hpp"
 #include "prog_run.hpp"
 #include "xdp_xsk.skel.h"
-#include "xoffload/abi_check.hpp"
+#include "xoffload/core/abi_check.hpp"
 
 namespace xoffload::test {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Runs xdp_vlan and tc_vlan through BPF_PROG_TEST_RUN on crafted frames:
 // loads the test skeletons once (never pinned), writes policies straight
 // into the maps and reads the per-CPU counters back, summed.
@@ -25,9 +26,9 @@
 #include "prog_run.hpp"
 #include "tc_vlan_test.skel.h"
 #include "xdp_vlan_test.skel.h"
-#include "xoffload/abi_check.hpp"
-#include "xoffload/hook.hpp"
-#include "xoffload/owned.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/core/hook.hpp"
+#include "xoffload/core/owned.hpp"
 
 namespace xoffload::test {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Geneve (RFC 8926) test frames on top of the packet builder: the header and
 // its options as bytes, inner frames, and outer encapsulation, shared by the
 // BPF tests, the veth integration tests and the bench.

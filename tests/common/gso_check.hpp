@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Independent checker of segmentation output, shared by the GSO unit tests
 // and the fuzzer: parses every frame with its own code (none of the
 // engine's), verifies every checksum and length, and reassembles the
@@ -12,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/gso.hpp"
+#include "xoffload/gso/gso.hpp"
 
 namespace xo_test {
 

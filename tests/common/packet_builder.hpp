@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Fluent builder of test frames, and the one vocabulary of test addresses,
 // MACs and ports shared by unit, BPF and integration tests and benchmarks.
 #pragma once

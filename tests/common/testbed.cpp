@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Command runner and veth testbed owner for the integration tests; the
 // signal handler below only uses async-signal-safe calls (kill, fork,
 // execv, waitpid) on data prepared before it was armed.

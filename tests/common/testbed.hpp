@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Integration-test harness: runs commands with a bounded wait and captured
 // output, and owns veth testbeds (tools/testbed) that are always torn down,
 // on destruction and on SIGINT/SIGTERM.

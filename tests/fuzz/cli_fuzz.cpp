@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // libFuzzer harness of offload-tool's command line: the real CLI11 app
 // (cli::build_app) with every command's callback removed, so parsing runs
 // CLI11 and the option checks but never a command. The input is argv, split

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // libFuzzer harness of the userspace frame parsers on raw bytes: the
 // super-packet header parser of the segmentation engine (Ethernet, up to two
 // 802.1Q/802.1ad tags, IPv4 with options, IPv6 with extension headers,

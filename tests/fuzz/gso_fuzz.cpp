@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // libFuzzer harness for the segmentation engine. The fuzz input chooses the
 // packet (addresses, options, extension headers, tags, payload size), the
 // request (type, mss, tags, Geneve, checksum mode), how the input is split

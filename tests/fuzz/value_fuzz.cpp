@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // libFuzzer harness of the value parsers behind every CLI option (VIDs, PCP,
 // TPIDs, directions, Geneve ports/VNIs/actions/option classes, numbers,
 // MACs, IP addresses, VID lists, --queues lists). Invariants: no out-of-bounds access or UB
@@ -11,10 +12,10 @@
 #include <string>
 #include <string_view>
 
-#include "xoffload/channels.hpp"
+#include "xoffload/features/channels.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/parse.hpp"
-#include "xoffload/traffic.hpp"
+#include "xoffload/core/parse.hpp"
+#include "xoffload/xsk/traffic.hpp"
 #include "xoffload/vlan/vlan.hpp"
 
 using namespace xoffload;

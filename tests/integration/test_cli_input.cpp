@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // offload-tool against bad input, as an adversarial tester types it: every
 // subcommand with wrong types, out-of-range values, missing and conflicting
 // options and devices that do not exist. Each row: the exit code (2 bad

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The feature model against the running kernel: device stacks built from
 // what this kernel has (veth, macvlan, bridge, vxlan, tap; VLAN tags in the
 // frame or pushed by our tc_vlan program), one GSO or plain packet written
@@ -31,10 +32,10 @@
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
 #include "testbed.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/owned.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/core/owned.hpp"
 
 namespace xoffload::test {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // geneve port add/list/sync and the kernel's side of Geneve ports: what the
 // device's UDP tunnel table says (a veth has none), the --nic device (a
 // collect_md geneve device, created through rtnetlink, gone with the last

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xdp_geneve on a real veth pair: Geneve frames built here (or by
 // offload-tool send --geneve-vni) are sent from namespace A; on B, decap must
 // deliver the inner UDP datagram to a listening socket with its payload
@@ -34,11 +35,11 @@
 #include "gso_check.hpp"
 #include "tc_csum_mark.skel.h"
 #include "testbed.hpp"
-#include "xoffload/abi_check.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/owned.hpp"
-#include "xoffload/pcap.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/core/owned.hpp"
+#include "xoffload/xsk/pcap.hpp"
 
 namespace xoffload::test {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The receiving kernel as judge of the segmentation engine: super-packets go
 // out through `offload-tool send --gso` (AF_XDP, every segment written once
 // into its UMEM frame) from namespace A; B's own IP stack must reassemble UFO
@@ -16,7 +17,7 @@
 #include <thread>
 
 #include "testbed.hpp"
-#include "xoffload/fd.hpp"
+#include "xoffload/core/fd.hpp"
 
 namespace xoffload::test {
 namespace {

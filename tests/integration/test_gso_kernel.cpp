@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Differential test of the segmentation engine against the Linux kernel's
 // own GSO: the same super-packet is injected as a GSO packet (packet socket
 // with a virtio_net_hdr) into a veth whose segmentation and checksum offloads
@@ -28,9 +29,9 @@
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
 #include "testbed.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/gso.hpp"
-#include "xoffload/kernel.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/gso/gso.hpp"
+#include "xoffload/core/kernel.hpp"
 
 namespace xoffload::test {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Process and state lifecycle: recv/send killed by SIGKILL or SIGHUP leave
 // nothing the next command cannot clean; pins follow the device (ifindex +
 // netns), not its name, across renames and a recreated netns; orphaned pin

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // offload-tool's use of the driver facts on a veth testbed: `features IFACE
 // --rx` (text, -v sources, --json), and send's TX checksum decided by the
 // facts of --kernel for the mode it bound (veth: copy mode; TX metadata

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Every RX queue of a multi-queue veth (numrxqueues 4): frames sent on each
 // TX queue of A arrive on the same RX queue of B (veth_xmit: the skb's queue
 // mapping picks the peer's queue; AF_XDP copy-mode TX sets it to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // tools/bench, the benchmarks' one entry point (offload-tool has no bench
 // subcommand: an installed binary has no source tree to run them from): an
 // unknown bench is refused with one line and exit 2, and a quick bench runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // VLAN programs on a real veth pair in fresh namespaces: frames sent from A
 // must arrive on B byte for byte as the packet builder predicts, and only
 // because of the program (every test checks the result without it first).

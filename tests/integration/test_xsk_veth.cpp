@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // AF_XDP engine on veth pairs in fresh namespaces: offload-tool send/recv
 // exact counts and bytes (sizes, VLAN, multi-queue, TX-metadata checksum),
 // pcap round trip, SIGINT cleanup, "queue in use", and the UMEM frame
@@ -16,13 +17,13 @@
 
 #include "packet_builder.hpp"
 #include "testbed.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/pcap.hpp"
-#include "xoffload/xsk.hpp"
-#include "xoffload/xsk_prog.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/xsk/pcap.hpp"
+#include "xoffload/xsk/xsk.hpp"
+#include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::test {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xo-pkt: sends test frames and captures wire frames over AF_PACKET, for the
 // integration tests and for trying offload-tool by hand.
 //
@@ -35,8 +36,8 @@
 
 #include "geneve_frames.hpp"
 #include "packet_builder.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/netdev.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/core/netdev.hpp"
 
 namespace {
 

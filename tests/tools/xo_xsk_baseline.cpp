@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xo-xsk-baseline: the smallest AF_XDP sender/receiver libxdp allows
 // (xsk_umem__create + xsk_socket__create, no accounting, no stats), the
 // reference `tools/bench xsk` compares offload-tool send/recv against.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xdp_attach_error(): the one translation of an XDP attach failure that the
 // loader (offload-tool attach) and the xdp_xsk owner (recv) share, as a
 // table of errno, mode and driver (with MTU) to the line the user reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Checksum primitives against a byte-by-byte RFC 1071 reference, for every
 // implementation this CPU has, at every length and alignment that matters.
 #include <gtest/gtest.h>
@@ -6,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "xoffload/csum.hpp"
+#include "xoffload/packet/csum.hpp"
 
 using namespace xoffload;
 

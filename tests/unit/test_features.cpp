@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Unit tests of the offload feature model: a table of (stack, packet, kernel,
 // patched) -> where segmentation and checksum happen, how many skbs leave the
 // bottom, and the kernel rule that decided; each row cites the source.
 #include <gtest/gtest.h>
 
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
 
 using namespace xoffload;
 

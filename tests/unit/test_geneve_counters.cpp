@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // xdp_geneve counts each frame once; `geneve stats` derives matched, passed
 // and dropped-malformed from those exclusive reasons.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Netlink parsing of geneve_kernel.hpp: a NIC's UDP tunnel table (ethtool
 // TUNNEL_INFO replies, built with libmnl as the kernel lays them out in
 // net/ethtool/tunnels.c), Geneve devices in RTM_NEWLINK messages (recorded

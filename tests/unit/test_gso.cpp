@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The segmentation engine, table-driven: every row builds a super-packet with
 // the shared PacketBuilder, segments it, and checks every frame with the
 // independent checker (tests/common/gso_check.hpp): checksums, lengths,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Unit tests of the RX/AF_XDP facts per driver and kernel (features::nic_facts):
 // a table of facts with the kernel file each one cites, send's TX checksum
 // decision by driver x bind mode x kernel, virtio_net's zero-copy per
@@ -8,8 +9,8 @@
 #include <cerrno>
 #include <ostream>
 
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
 
 using namespace xoffload;
 using namespace xoffload::features;

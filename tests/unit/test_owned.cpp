@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Owned<T, destroy>: the destroy function runs once per owned object, never
 // for null, and ownership moves.
 #include <gtest/gtest.h>
 
 #include <utility>
 
-#include "xoffload/owned.hpp"
+#include "xoffload/core/owned.hpp"
 
 using namespace xoffload;
 

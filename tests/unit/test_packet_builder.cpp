@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Known-answer checks of the shared packet builder, so BPF and integration
 // tests can trust the frames they compare against. Needs no privileges.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Queues: xdp_geneve's XSKMAP index by rx queue (abi.h), the --queues list
 // syntax, the ethtool CHANNELS_GET reply parser on a built message, and the
 // per-driver steering remedy of recv's more-queues-than-sockets line.
@@ -10,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/abi_check.hpp"
-#include "xoffload/channels.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/features/channels.hpp"
 
 namespace xoffload {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // RX VLAN offloads: ethtool netlink feature replies (verbose and compact
 // bitsets, and one recorded from a veth), the stripping record kept with the
 // pins (take, release, the last holder restores), and the hardware VLAN
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/ethtool_features.hpp"
+#include "xoffload/core/ethtool_features.hpp"
 #include "xoffload/vlan/rx_vlan.hpp"
 
 namespace xoffload {

@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Unit tests of the VLAN policy values: parsing of user input and the ABI encoding.
 #include <arpa/inet.h>
 #include <algorithm>
 #include <cstring>
 #include <gtest/gtest.h>
 
-#include "xoffload/loader.hpp"
+#include "xoffload/bpf/loader.hpp"
 #include "xoffload/vlan/vlan.hpp"
 
 using namespace xoffload;

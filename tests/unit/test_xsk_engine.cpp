@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The traffic engine's pieces that need no socket: the send pacer on an
 // injected clock, the TX plan from the feature model, socket layout and
 // Geneve slot counts, totals over per-socket counters, GSO classes and
@@ -9,11 +10,11 @@
 #include <vector>
 
 #include "xoffload/abi.h"
-#include "xoffload/features.hpp"
-#include "xoffload/xsk_engine.hpp"
-#include "xoffload/xsk_plan.hpp"
-#include "xoffload/xsk_receiver.hpp"
-#include "xoffload/xsk_sender.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/xsk/engine.hpp"
+#include "xoffload/xsk/plan.hpp"
+#include "xoffload/xsk/receiver.hpp"
+#include "xoffload/xsk/sender.hpp"
 
 using namespace xoffload;
 using namespace xoffload::xsk;

@@ -1,4 +1,5 @@
-// send/recv's reporting rules (xoffload/xsk_plan.hpp, xsk_engine.hpp): the
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
+// send/recv's reporting rules (xoffload/xsk/plan.hpp, engine.hpp): the
 // frame a device carries, the default mss (checked against what the
 // segmentation engine really builds), shared-ring counters counted once, the
 // tx_dropped verdict.
@@ -8,10 +9,10 @@
 #include <array>
 #include <vector>
 
-#include "xoffload/gso.hpp"
-#include "xoffload/traffic.hpp"
-#include "xoffload/xsk_engine.hpp"
-#include "xoffload/xsk_plan.hpp"
+#include "xoffload/gso/gso.hpp"
+#include "xoffload/xsk/traffic.hpp"
+#include "xoffload/xsk/engine.hpp"
+#include "xoffload/xsk/plan.hpp"
 
 using namespace xoffload;
 using namespace xoffload::xsk;

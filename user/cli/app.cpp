@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The offload-tool command line as a CLI11 app (global options and every
 // subcommand) and what its commands share, apart from main() so it can be
 // parsed without running anything (tests/fuzz/cli_fuzz.cpp).
@@ -5,8 +6,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/netdev.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/netdev.hpp"
 
 namespace {
 volatile std::sig_atomic_t g_stop = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // attach, detach: which xoffload programs sit on which hook (status is in
 // cmd_status.cpp).
 #include <cerrno>
@@ -6,9 +7,9 @@
 
 #include "commands.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/pins.hpp"
-#include "xoffload/xsk_prog.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/pins.hpp"
+#include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::cli {
 
@@ -172,13 +173,9 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			rc = report(s.error());
 			return;
 		}
-		auto dev = netdev_lookup(o->ifname);
+		auto dev = netdev_with_pins(o->ifname);
 		if (!dev) {
 			rc = report(dev.error());
-			return;
-		}
-		if (auto s = reconcile_pins(*dev); !s) {
-			rc = report(s.error());
 			return;
 		}
 		auto r = attach(*dev, *feat, *hook, *mode, AttachOptions{o->keep_rx_vlan, o->no_tag_kfunc});
@@ -242,17 +239,13 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			rc = detach_orphans(g);
 			return;
 		}
-		auto dev = netdev_lookup(d->ifname);
+		auto dev = netdev_with_pins(d->ifname);
 		if (!dev && d->purge && dev.error().err == ENODEV) {
 			rc = purge_gone(g, d->ifname);	// the interface is gone: its pins only
 			return;
 		}
 		if (!dev) {
 			rc = report(dev.error());
-			return;
-		}
-		if (auto s = reconcile_pins(*dev); !s) {
-			rc = report(s.error());
 			return;
 		}
 		// a recv killed before it could detach left its xdp_xsk behind

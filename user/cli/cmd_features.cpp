@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // features: which offloads survive a device stack for one packet class, where
 // segmentation and checksum happen, and the kernel rule behind each loss;
 // --rx: the driver's RX and AF_XDP facts (VLAN strip and filter, zero-copy,
@@ -6,9 +7,9 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/netdev.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/core/netdev.hpp"
 
 namespace xoffload::cli {
 

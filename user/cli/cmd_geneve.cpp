@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // geneve: the UDP port registry, per-VNI rules, known option classes,
 // checksum verification and counters of xdp_geneve on an interface. The
 // port commands are in cmd_geneve_ports.cpp, rules and options in
@@ -8,8 +9,8 @@
 
 #include "geneve_cli.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/pins.hpp"
 
 namespace xoffload::cli {
 
@@ -21,17 +22,9 @@ void geneve_run(const Globals &g, int &rc, const std::string &ifname, bool creat
 		rc = report(s.error());
 		return;
 	}
-	auto dev = netdev_lookup(ifname);
+	auto dev = netdev_with_pins(ifname, true);
 	if (!dev) {
 		rc = report(dev.error());
-		return;
-	}
-	if (auto s = bpffs_check(); !s) {
-		rc = report(s.error());
-		return;
-	}
-	if (auto s = reconcile_pins(*dev); !s) {
-		rc = report(s.error());
 		return;
 	}
 	// what can fail without anything pinned yet (port add --nic)

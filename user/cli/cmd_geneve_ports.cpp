@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // geneve port: the registry's UDP ports (add, del, list), a port put in the
 // NIC's UDP tunnel table through a geneve device (--nic), and the registry
 // following the kernel's Geneve devices (sync).
@@ -8,8 +9,8 @@
 #include "geneve_cli.hpp"
 #include "xoffload/geneve/geneve.hpp"
 #include "xoffload/geneve/geneve_kernel.hpp"
-#include "xoffload/linkwatch.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/core/linkwatch.hpp"
+#include "xoffload/core/pins.hpp"
 
 namespace xoffload::cli {
 

@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // geneve rule and geneve option: what xdp_geneve does with each VNI (pass,
 // drop, decap, steer to sockets or CPUs) and which option classes it knows.
 #include <cstdio>
 #include <string>
 
 #include "geneve_cli.hpp"
-#include "xoffload/features.hpp"
+#include "xoffload/features/features.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/parse.hpp"
+#include "xoffload/core/parse.hpp"
 
 namespace xoffload::cli {
 

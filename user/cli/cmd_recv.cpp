@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // recv: check the options, bind the engine, put its sockets behind xdp_xsk
 // (attached for the run) or in xdp_geneve's XSKMAP, run the library's
 // receive loop and print what it returns.
@@ -5,14 +6,14 @@
 #include <cstdio>
 
 #include "xsk_cli.hpp"
-#include "xoffload/channels.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/pcap.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/features/channels.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/xsk/pcap.hpp"
+#include "xoffload/core/pins.hpp"
 #include "xoffload/vlan/rx_vlan.hpp"
-#include "xoffload/xsk_receiver.hpp"
+#include "xoffload/xsk/receiver.hpp"
 
 namespace xoffload::cli {
 
@@ -118,42 +119,20 @@ Status open_geneve(const Netdev &dev, const XskOpts &o, std::optional<GeneveSlot
 	return ok();
 }
 
-// Without --geneve: xdp_xsk attached for the run, every socket in its map.
+// Without --geneve: xdp_xsk attached for the run, every socket in its map
+// (the library's attach_recv_program), and the note on a hardware VLAN filter.
 Status attach_xsk(const Netdev &dev, const XskOpts &o, XdpMode xm, Engine &e, std::optional<XskProgram> &prog)
 {
 	RxFilter filter;
 	filter.udp_dport = o.filter_port;
 	filter.vid = o.filter_vlan;
 	filter.keep_rx_vlan = o.keep_rx_vlan;
-	// a recv killed before it could detach left its xdp_xsk behind
-	if (auto r = reap_stale_xsk(dev); !r)
+	auto r = attach_recv_program(dev, xm, filter, e, [] { return stop_requested(); });
+	if (!r)
 		return r.error();
-	// read once the stale receiver's settings are back: for the VLAN
-	// filter line and for the attach (where the tags are)
-	if (auto f = rx_vlan_facts(dev)) {
-		warn_vlan_filter(*f, dev.name);
-		filter.vlan_facts = *f;
-	}
-	const bool was_up = netdev_running(dev.name).value_or(false);
-	auto p = XskProgram::attach(dev, xm, filter);
-	if (!p) {
-		// single-program XDP: xdp_geneve holds the hook, but its XSKMAP is open
-		auto st = status(dev);
-		if (st)
-			for (const auto &a : st->ours)
-				if (a.feature == Feature::geneve && a.hook == Hook::xdp)
-					return runtime_error(p.error().msg + "; xdp_geneve is attached: "
-								 "recv --geneve receives from its xsk rules",
-							     p.error().err);
-		return p.error();
-	}
-	prog.emplace(std::move(*p));
-	for (auto &s : e.socks)
-		if (auto st = prog->add_socket(s.queue(), s.fd()); !st)
-			return st;
-	// ready only once the driver's rings (zero-copy: rebuilt for the
-	// program) carry frames again
-	wait_for_carrier(dev, was_up, [] { return stop_requested(); });
+	if (r->vlan_facts)
+		warn_vlan_filter(*r->vlan_facts, dev.name);
+	prog.emplace(std::move(r->prog));
 	return ok();
 }
 

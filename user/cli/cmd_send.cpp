@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // send: parse the frame and the offload request, check it fits, bind the
 // engine, ask the feature model for the TX plan, run the library's loop and
 // print what it returns.
@@ -5,13 +6,13 @@
 #include <cstdio>
 
 #include "xsk_cli.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/gso.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/pcap.hpp"
-#include "xoffload/traffic.hpp"
-#include "xoffload/xsk_plan.hpp"
-#include "xoffload/xsk_sender.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/gso/gso.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/xsk/pcap.hpp"
+#include "xoffload/xsk/traffic.hpp"
+#include "xoffload/xsk/plan.hpp"
+#include "xoffload/xsk/sender.hpp"
 
 namespace xoffload::cli {
 

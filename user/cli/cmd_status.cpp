@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // status: which xoffload programs sit on which hook of one interface or
 // all, their pins, and pin directories whose interface is gone.
 #include <net/if.h>
@@ -8,9 +9,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/pins.hpp"
-#include "xoffload/xsk_prog.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/pins.hpp"
+#include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::cli {
 
@@ -76,13 +77,9 @@ void add_status_command(CLI::App &app, Globals &g, int &rc)
 		}
 		std::vector<Netdev> devs;
 		if (!ifname->empty()) {
-			auto dev = netdev_lookup(*ifname);
+			auto dev = netdev_with_pins(*ifname);
 			if (!dev) {
 				rc = report(dev.error());
-				return;
-			}
-			if (auto s = reconcile_pins(*dev); !s) {
-				rc = report(s.error());
 				return;
 			}
 			devs.push_back(*dev);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // vlan: policy (pop, push, rewrite, allow, clear), show and stats of the
 // VLAN programs attached to an interface.
 #include <time.h>
@@ -7,8 +8,8 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/pins.hpp"
 #include "xoffload/vlan/vlan.hpp"
 
 namespace xoffload::cli {
@@ -40,17 +41,9 @@ void run(const Globals &g, int &rc, const VlanOpts &o,
 		rc = report(s.error());
 		return;
 	}
-	auto dev = netdev_lookup(o.ifname);
+	auto dev = netdev_with_pins(o.ifname, true);
 	if (!dev) {
 		rc = report(dev.error());
-		return;
-	}
-	if (auto s = bpffs_check(); !s) {
-		rc = report(s.error());
-		return;
-	}
-	if (auto s = reconcile_pins(*dev); !s) {
-		rc = report(s.error());
 		return;
 	}
 	auto maps = VlanMaps::open(pin_dir(*dev), dev->name);

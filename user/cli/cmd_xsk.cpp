@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // send / recv: their options on the CLI11 app, and what both commands share
 // (the run itself: cmd_send.cpp, cmd_recv.cpp; printing: xsk_output.cpp).
 #include "xsk_cli.hpp"
-#include "xoffload/channels.hpp"
+#include "xoffload/features/channels.hpp"
 
 namespace xoffload::cli {
 

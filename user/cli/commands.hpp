@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Each subcommand registers itself on the CLI11 app; its callback stores the
 // exit code in *rc.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // What the geneve subcommands share: their options, the common checks
 // around each command, and the helpers that build the subcommand tree
 // (cmd_geneve.cpp, cmd_geneve_ports.cpp, cmd_geneve_rules.cpp).
@@ -10,7 +11,7 @@
 
 #include "commands.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/netdev.hpp"
+#include "xoffload/core/netdev.hpp"
 
 namespace xoffload::cli {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // offload-tool: command line front end of libxoffload.
 #include <cstdio>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // JSON writer and error reporting for offload-tool.
 #include "output.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Output helpers shared by the subcommands: a small JSON writer and the
 // global options every subcommand sees.
 #pragma once
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "xoffload/abi.h"
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload::cli {
 

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // send / recv of offload-tool: their options, and what cmd_send.cpp,
 // cmd_recv.cpp and xsk_output.cpp share. The engine is the library's
-// (xoffload/xsk_engine.hpp, xsk_sender.hpp, xsk_receiver.hpp).
+// (xoffload/xsk/engine.hpp, sender.hpp, receiver.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,10 +10,10 @@
 
 #include "commands.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/gso.hpp"
-#include "xoffload/traffic.hpp"
-#include "xoffload/xsk_engine.hpp"
-#include "xoffload/xsk_prog.hpp"
+#include "xoffload/gso/gso.hpp"
+#include "xoffload/xsk/traffic.hpp"
+#include "xoffload/xsk/engine.hpp"
+#include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::cli {
 

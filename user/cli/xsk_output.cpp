@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // send / recv: interval lines, summaries and the TX plan line, as text or JSON.
 #include <cinttypes>
 #include <cstdio>
 
 #include "xsk_cli.hpp"
-#include "xoffload/kernel.hpp"
+#include "xoffload/core/kernel.hpp"
 
 namespace xoffload::cli {
 

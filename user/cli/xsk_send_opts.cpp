@@ -1,11 +1,12 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // send's command line into a frame and an offload request: the frame
 // spec, the Geneve encapsulation, --gso/--mss/--sw-csum and the tags, all
 // checked before the system is touched (usage errors name the option).
 #include "xsk_cli.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/gso.hpp"
-#include "xoffload/traffic.hpp"
-#include "xoffload/xsk_plan.hpp"
+#include "xoffload/gso/gso.hpp"
+#include "xoffload/xsk/traffic.hpp"
+#include "xoffload/xsk/plan.hpp"
 
 namespace xoffload::cli {
 

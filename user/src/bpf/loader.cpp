@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Attach/detach/status of the xoffload programs, from the BPF objects
 // embedded through their bpftool skeletons (xsk_prog.cpp embeds recv's
 // xdp_xsk, geneve.cpp xdp_geneve's to create its pinned maps).
-#include "xoffload/loader.hpp"
+#include "xoffload/bpf/loader.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -24,11 +25,11 @@
 #include <vector>
 
 #include "../core/internal.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/features.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/features/features.hpp"
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/owned.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/core/owned.hpp"
+#include "xoffload/core/pins.hpp"
 #include "xoffload/vlan/rx_vlan.hpp"
 #include "xoffload/vlan/vlan.hpp"
 #include "tc_vlan.skel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // XDP attach through libxdp with its refusals told apart (from what libbpf
 // and libxdp log during the attach), and the single-program attach the
 // loader and xdp_xsk fall back to when libxdp's dispatcher cannot run ours.
@@ -16,8 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "xoffload/kernel.hpp"
-#include "xoffload/owned.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/core/owned.hpp"
 
 namespace xoffload {
 

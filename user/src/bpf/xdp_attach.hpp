@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // XDP attach through libxdp, told apart when its dispatcher refuses one of
 // our programs, and the single-program attach that stands in for it; shared
 // by the loader and the xdp_xsk owner. Library-internal.
@@ -10,9 +11,9 @@
 #include <cstdint>
 #include <string>
 
-#include "xoffload/features.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/netdev.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/netdev.hpp"
 
 namespace xoffload {
 

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // ethtool netlink features (get, set, bitset parsing) and the netdev genl
 // family's XDP RX metadata bits, through libmnl (nl.hpp).
-#include "xoffload/ethtool_features.hpp"
+#include "xoffload/core/ethtool_features.hpp"
 
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Names of the attach points (user/include/xoffload/hook.hpp): the CLI's
 // words, the status output and the counters' labels are these.
-#include "xoffload/hook.hpp"
+#include "xoffload/core/hook.hpp"
 
 #include <string>
 

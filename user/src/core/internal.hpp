@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Library-internal glue of the core module, shared with the modules above it.
 #pragma once
 
@@ -7,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

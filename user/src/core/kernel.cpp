@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Run-time probes of the kernel features our decisions depend on (the AF_XDP
 // ones live in the xsk module, xsk_probe.cpp), and the running release; each
 // probe runs once per process (function-local statics).
-#include "xoffload/kernel.hpp"
+#include "xoffload/core/kernel.hpp"
 
 #include <bpf/bpf.h>
 #include <fcntl.h>
@@ -19,7 +20,7 @@
 #include <set>
 
 #include "internal.hpp"
-#include "xoffload/fd.hpp"
+#include "xoffload/core/fd.hpp"
 
 #ifndef TUN_F_USO4
 #define TUN_F_USO4 0x20	/* include/uapi/linux/if_tun.h, 6.2 */

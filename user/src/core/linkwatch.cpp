@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Link events of one interface through rtnetlink, and the netns name
 // checked against the netns we run in.
-#include "xoffload/linkwatch.hpp"
+#include "xoffload/core/linkwatch.hpp"
 
 #include <linux/rtnetlink.h>
 #include <net/if.h>

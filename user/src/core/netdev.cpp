@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Interface lookup, netns entry and the pin directory layout.
-#include "xoffload/netdev.hpp"
+#include "xoffload/core/netdev.hpp"
 
 #include <fcntl.h>
 #include <net/if.h>
@@ -20,7 +21,7 @@
 #include <system_error>
 
 #include "internal.hpp"
-#include "xoffload/fd.hpp"
+#include "xoffload/core/fd.hpp"
 
 namespace xoffload {
 

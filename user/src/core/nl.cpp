@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // libmnl request/reply, with extended-ack error lines.
 #include "nl.hpp"
 

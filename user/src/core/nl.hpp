@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Netlink through libmnl: one socket type for rtnetlink and generic netlink
 // (ethtool), request/reply with the kernel's extended ack turned into the
 // error line. Every netlink exchange of the library goes through here.
@@ -12,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/owned.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/owned.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload::nl {
 

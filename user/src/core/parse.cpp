@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Number parsing for user input.
-#include "xoffload/parse.hpp"
+#include "xoffload/core/parse.hpp"
 
 #include <charconv>
 #include <string>

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Pin directory identity: an ifindex + netns cookie record in each
 // directory (a bpffs symlink named "device"), renames followed, stale and
 // orphaned directories found.
-#include "xoffload/pins.hpp"
+#include "xoffload/core/pins.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,7 +19,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "xoffload/fd.hpp"
+#include "xoffload/core/fd.hpp"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -190,6 +191,19 @@ Status reconcile_pins(const Netdev &dev)
 		break;
 	}
 	return ok();
+}
+
+Result<Netdev> netdev_with_pins(std::string_view ifname, bool need_bpffs)
+{
+	auto dev = netdev_lookup(ifname);
+	if (!dev)
+		return dev;
+	if (need_bpffs)
+		if (auto s = bpffs_check(); !s)
+			return s.error();
+	if (auto s = reconcile_pins(*dev); !s)
+		return s.error();
+	return dev;
 }
 
 Result<std::vector<PinDirState>> list_pin_dirs()

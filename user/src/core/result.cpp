@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Constructors for Error values.
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 #include <algorithm>
 #include <cstdio>

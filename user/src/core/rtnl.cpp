@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // One rtnetlink dump: request out, every reply message to a callback.
 #include <cstring>
 

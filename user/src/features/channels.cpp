@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Queue counts of a device through ethtool netlink (libmnl, nl.hpp), with
 // the sysfs and rtnetlink fallbacks, and the --queues list syntax.
-#include "xoffload/channels.hpp"
+#include "xoffload/features/channels.hpp"
 
 #include <dirent.h>
 #include <linux/ethtool_netlink.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The stack below an interface on the running system: links from an
 // rtnetlink dump (IFLA_LINK, IFLA_MASTER, IFLA_INFO_KIND, IFLA_VLAN_PROTOCOL,
 // IFLA_VXLAN_LINK), active features from ethtool netlink
@@ -19,12 +20,12 @@
 #include <map>
 #include <memory>
 
-#include "xoffload/channels.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/ethtool_features.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/netdev.hpp"
+#include "xoffload/features/channels.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/core/ethtool_features.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/core/netdev.hpp"
 #include "../core/internal.hpp"
 
 namespace xoffload {

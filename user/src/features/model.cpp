@@ -1,13 +1,14 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // NetdevFeature model: device kinds as the kernel sets them up, and the resolution
 // of netif_skb_features() + validate_xmit_skb() layer by layer. Every rule
 // names the kernel file and function it mirrors (Debian linux-source 6.1 and
 // 6.12; where they differ the code says so).
-#include "xoffload/features.hpp"
+#include "xoffload/features/features.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "xoffload/kernel.hpp"
+#include "xoffload/core/kernel.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // RX and AF_XDP facts per NIC driver and kernel release: what the driver does
 // to a frame before XDP sees it (VLAN strip, VLAN filter), what XDP and
 // AF_XDP can do on it, each with the kernel file and function it comes from
@@ -6,8 +7,8 @@
 // them: send's TX checksum, the meaning of an XDP attach error.
 #include <cerrno>
 
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
 
 namespace xoffload::features {
 

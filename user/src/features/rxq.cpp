@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Per driver: how flows reach the AF_XDP queues one binds (RSS indirection,
 // channel count, ntuple flow steering), for recv's more-queues-than-sockets
 // line, taken from the driver's facts (features::nic_facts(): rxq_from_peer,
 // set_channels, rss_table, ntuple, each with its ethtool_ops source).
-#include "xoffload/channels.hpp"
+#include "xoffload/features/channels.hpp"
 
 #include <algorithm>
 
-#include "xoffload/features.hpp"
+#include "xoffload/features/features.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // AF_XDP TX-queue facts per driver and kernel, and the split of one
 // super-packet's offloads between the queue's hardware and user/src/gso.
 // AF_XDP hands frames to the driver as they are: no TSO, no VLAN insert; the
@@ -5,7 +6,7 @@
 // net/xdp/xsk.c xsk_build_skb()/xsk_tx_metadata_request(), 6.8+), honoured
 // by drivers with xsk_tx_metadata_ops in zero-copy mode and by the copy
 // mode's skb (CHECKSUM_PARTIAL on the skb, then the device's features).
-#include "xoffload/features.hpp"
+#include "xoffload/features/features.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Geneve values and the control of the pinned xdp_geneve maps.
 #include "xoffload/geneve/geneve.hpp"
 
@@ -13,10 +14,10 @@
 #include <memory>
 
 #include "xdp_geneve.skel.h"
-#include "xoffload/netdev.hpp"
-#include "xoffload/owned.hpp"
-#include "xoffload/parse.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/owned.hpp"
+#include "xoffload/core/parse.hpp"
+#include "xoffload/core/pins.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // A NIC's UDP tunnel table (ethtool netlink), the --nic geneve device and the
 // kernel's Geneve devices (rtnetlink), all through libmnl (nl.hpp).
 #include "xoffload/geneve/geneve_kernel.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The Geneve registries of the current netns side by side, and the kernel's
 // Geneve devices they share: which registry holds a --nic port, which
 // device holds a port, and the --nic devices a purge deletes.
@@ -7,8 +8,8 @@
 #include <cerrno>
 
 #include "xoffload/geneve/geneve_kernel.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/pins.hpp"
 
 namespace xoffload {
 

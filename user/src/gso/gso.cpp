@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The segmentation engine: plans the frames, then writes each one exactly
 // once (headers patched in place, payload copied with its checksum folded
 // into the copy, Geneve outer headers last).

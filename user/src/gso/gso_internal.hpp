@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Shared pieces of the segmentation engine: the parsed super-packet, the
 // input cursor over a list of spans, and big-endian field access.
 #pragma once
@@ -9,8 +10,8 @@
 #include <cstring>
 #include <span>
 
-#include "xoffload/csum.hpp"
-#include "xoffload/gso.hpp"
+#include "xoffload/packet/csum.hpp"
+#include "xoffload/gso/gso.hpp"
 
 namespace xoffload::gso_detail {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Parsing and validation of a super-packet's headers. Every length field is
 // checked against what the input really holds ("headers that lie").
 #include "gso_internal.hpp"

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Checksum and fused copy+checksum. The vector versions sum 16-bit words into
 // 32-bit lanes (even and odd words separately), folding before a lane can
 // overflow; they are built with target attributes, never -march, so the
 // binary runs on any x86-64 and picks the best version at start-up.
-#include "xoffload/csum.hpp"
+#include "xoffload/packet/csum.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // RX VLAN stripping turned off (and back on) for the programs that read tags
 // at XDP, recorded in the pin directory as bpffs symlinks (rxvlan-off: the
 // features to turn on again; rxvlan-by-<holder>: who keeps them off), and
@@ -19,10 +20,10 @@
 
 #include "../core/internal.hpp"
 #include "../core/nl.hpp"
-#include "xoffload/ethtool_features.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/core/ethtool_features.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/pins.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // VLAN policy values and the control of the pinned VLAN maps.
 #include "xoffload/vlan/vlan.hpp"
 
@@ -15,9 +16,9 @@
 #include <charconv>
 #include <cstdio>
 
-#include "xoffload/parse.hpp"
-#include "xoffload/owned.hpp"
-#include "xoffload/pins.hpp"
+#include "xoffload/core/parse.hpp"
+#include "xoffload/core/owned.hpp"
+#include "xoffload/core/pins.hpp"
 #include "xdp_vlan.skel.h"
 
 namespace xoffload {

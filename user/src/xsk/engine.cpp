@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The traffic engine's sockets: UMEM and socket sets over queues, the TX
 // metadata and XDP_USE_SG decisions at bind, and the run's accounting.
 #include <time.h>
@@ -8,10 +9,10 @@
 #include <cstring>
 
 #include "xoffload/abi.h"
-#include "xoffload/channels.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/kernel.hpp"
-#include "xoffload/xsk_engine.hpp"
+#include "xoffload/features/channels.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/kernel.hpp"
+#include "xoffload/xsk/engine.hpp"
 
 namespace xoffload::xsk {
 

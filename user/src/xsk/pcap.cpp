@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // PcapWriter and pcap_read_all over libpcap.
-#include "xoffload/pcap.hpp"
+#include "xoffload/xsk/pcap.hpp"
 
 #include <pcap/pcap.h>
 

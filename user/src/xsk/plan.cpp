@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // send's TX plan: segment checks, the frames of the plain loop, and the
 // feature model's answer for a packet class on a bound engine.
 #include <algorithm>
 
-#include "xoffload/xsk_plan.hpp"
+#include "xoffload/xsk/plan.hpp"
 
 namespace xoffload::xsk {
 

@@ -1,4 +1,5 @@
-// recv's receive loop and Geneve XSKMAP slots (see xsk_receiver.hpp).
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
+// recv's receive loop and Geneve XSKMAP slots (see xoffload/xsk/receiver.hpp).
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -6,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "xoffload/xsk_receiver.hpp"
+#include "xoffload/xsk/receiver.hpp"
+
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/netdev.hpp"
 
 namespace xoffload::xsk {
 
@@ -59,6 +63,36 @@ Result<GeneveSocketCount> geneve_socket_count(std::span<const GeneveRule> rules,
 				     ENOENT);
 	n.sockets = n.rule_queues;
 	return n;
+}
+
+Result<RecvProgram> attach_recv_program(const Netdev &dev, XdpMode mode, RxFilter filter, Engine &e,
+					const std::function<bool()> &stop)
+{
+	if (auto r = reap_stale_xsk(dev); !r)
+		return r.error();
+	std::optional<RxVlanFacts> facts;
+	if (auto f = rx_vlan_facts(dev)) {
+		facts = *f;
+		filter.vlan_facts = *f;
+	}
+	const bool was_up = netdev_running(dev.name).value_or(false);
+	auto p = XskProgram::attach(dev, mode, filter);
+	if (!p) {
+		// single-program XDP: xdp_geneve holds the hook, but its XSKMAP is open
+		if (auto st = status(dev))
+			for (const auto &a : st->ours)
+				if (a.feature == Feature::geneve && a.hook == Hook::xdp)
+					return runtime_error(p.error().msg + "; xdp_geneve is attached: "
+								 "recv --geneve receives from its xsk rules",
+							     p.error().err);
+		return p.error();
+	}
+	RecvProgram r{std::move(*p), facts};
+	for (auto &s : e.socks)
+		if (auto st = r.prog.add_socket(s.queue(), s.fd()); !st)
+			return st.error();
+	wait_for_carrier(dev, was_up, stop);
+	return r;
 }
 
 RecvResult receive(Engine &e, LinkWatch &watch, const RecvConfig &c, RecvSinks sinks, const RecvHooks &hooks)

@@ -1,4 +1,5 @@
-// send's loops and pacer over an Engine (see xsk_sender.hpp).
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
+// send's loops and pacer over an Engine (see xoffload/xsk/sender.hpp).
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -9,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "xoffload/xsk_sender.hpp"
+#include "xoffload/xsk/sender.hpp"
 
 namespace xoffload::xsk {
 

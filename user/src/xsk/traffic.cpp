@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Frame construction for the traffic generator.
-#include "xoffload/traffic.hpp"
+#include "xoffload/xsk/traffic.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // UMEM registration, AF_XDP socket setup and the ring loops with per-frame
 // accounting. Setup talks to the kernel directly (see Umem::create for why);
 // the rings are driven with libxdp's inline xsk_ring_* accessors.
-#include "xoffload/xsk.hpp"
+#include "xoffload/xsk/xsk.hpp"
 
 #include <poll.h>
 #include <sys/mman.h>
@@ -13,21 +14,8 @@
 #include <cstring>
 #include <vector>
 
-#include "xoffload/kernel.hpp"
-
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-// Busy-poll socket options (asm-generic/socket.h, 5.11+), for older headers.
-#ifndef SO_PREFER_BUSY_POLL
-#define SO_PREFER_BUSY_POLL 69
-#endif
-#ifndef SO_BUSY_POLL_BUDGET
-#define SO_BUSY_POLL_BUDGET 70
-#endif
+#include "xoffload/core/kernel.hpp"
+#include "sock_defs.hpp"
 
 namespace xoffload::xsk {
 

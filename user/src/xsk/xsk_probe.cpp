@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The kernel probes that need the AF_XDP UAPI of kernels newer than the
 // build host's headers (xsk.hpp mirrors it); declared in kernel.hpp.
-#include "xoffload/kernel.hpp"
+#include "xoffload/core/kernel.hpp"
 
 #include <linux/if_xdp.h>
 #include <sys/mman.h>
@@ -9,15 +10,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "xoffload/fd.hpp"
-#include "xoffload/xsk.hpp"
-
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
+#include "xoffload/core/fd.hpp"
+#include "xoffload/xsk/xsk.hpp"
+#include "sock_defs.hpp"
 
 namespace xoffload {
 

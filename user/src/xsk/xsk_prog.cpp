@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Attach/detach of xdp_xsk through libxdp and access to its maps via the
 // bpftool skeleton (the receiver owns the program; nothing is pinned).
-#include "xoffload/xsk_prog.hpp"
+#include "xoffload/xsk/prog.hpp"
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -16,8 +17,8 @@
 
 #include "../bpf/xdp_attach.hpp"
 #include "../core/internal.hpp"
-#include "xoffload/features.hpp"
-#include "xoffload/owned.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/owned.hpp"
 #include "xdp_xsk.skel.h"
 #include "xdp_xsk_tag.skel.h"
 #include "xoffload/vlan/rx_vlan.hpp"

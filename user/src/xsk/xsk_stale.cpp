@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Crash recovery of recv: an xdp_xsk left attached by a receiver that died
 // without detaching it (SIGKILL, the OOM killer) is recognised by its name
 // and by no process holding it, and detached.
@@ -13,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/xsk_prog.hpp"
-#include "xoffload/owned.hpp"
+#include "xoffload/xsk/prog.hpp"
+#include "xoffload/core/owned.hpp"
 #include "xoffload/vlan/rx_vlan.hpp"
 
 namespace xoffload::xsk {

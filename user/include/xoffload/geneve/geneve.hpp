@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Geneve offload as userspace sees it: validated values and the control of
 // the pinned xdp_geneve maps (port registry, VNI rules, known option classes,
 // steering targets, counters). Layouts come from bpf/include/xoffload/abi.h.
@@ -9,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "xoffload/abi_check.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

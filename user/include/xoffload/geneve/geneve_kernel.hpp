@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The kernel's side of Geneve ports: a NIC's own UDP tunnel table (ethtool
 // netlink TUNNEL_INFO), the collect_md geneve device that puts a port there
 // (`geneve port add --nic`), and the kernel's Geneve devices the registry
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

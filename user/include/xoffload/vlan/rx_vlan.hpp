@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // RX VLAN offloads under the programs that read VLAN tags at XDP (xdp_vlan,
 // xdp_xsk --filter-vlan): tag stripping turned off for an attachment's life
 // (recorded with the pins, restored when its last holder detaches, also
@@ -10,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/features.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

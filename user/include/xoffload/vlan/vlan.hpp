@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // VLAN policy as userspace sees it: validated values, conversion to the ABI
 // structs of bpf/include/xoffload/abi.h, and the control of pinned maps.
 #pragma once
@@ -9,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "xoffload/abi_check.hpp"
-#include "xoffload/fd.hpp"
-#include "xoffload/hook.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/core/hook.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Internet checksum (RFC 1071) primitives, and the copy that computes the
 // checksum of what it copies, with run-time CPU dispatch (scalar, AVX2,
 // AVX-512). Sums are 32-bit partial sums, folded only at the end.

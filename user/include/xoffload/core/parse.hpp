@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Parsing of numbers the user types (decimal or 0x-prefixed hex), shared by
 // every command's value checks.
 #pragma once
 
 #include <string_view>
 
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The RX and TX queues of a device (ethtool -l): ethtool netlink
 // CHANNELS_GET, else the queues sysfs lists, else what rtnetlink says the
 // device allocated; and the queue lists of send/recv (--queues 0-3,5 / all).
@@ -8,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "xoffload/features.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Writing frames to a pcap file (libpcap, DLT_EN10MB) that tcpdump and
 // Wireshark read; and reading one back (tests, tools).
 #pragma once
@@ -10,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Which device a pin directory belongs to: its ifindex and network namespace
 // (recorded in the directory), so that state follows the device, not its
 // name, across renames, and a new device with an old name starts clean.
@@ -9,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
 
 struct bpf_object;
 
@@ -40,6 +41,11 @@ Status mark_pin_dir(const Netdev &dev);
 // by xdp-loader -p, or an older xoffload) is taken as @dev's. Nothing to do
 // without bpffs.
 Status reconcile_pins(const Netdev &dev);
+
+// The device named @ifname with its pin directories reconciled (above);
+// with @need_bpffs, an error first when bpffs is not mounted (bpffs_check).
+// What every command that reads or changes a device's pins starts with.
+Result<Netdev> netdev_with_pins(std::string_view ifname, bool need_bpffs = false);
 
 // One directory under /sys/fs/bpf/xoffload.
 struct PinDirState {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // C++ view of bpf/include/xoffload/abi.h: pins the layout the BPF side
 // compiled against, so a change on one side cannot go unnoticed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Attaching the xoffload BPF programs: XDP through libxdp (dispatcher with
 // multiprog where the kernel and libxdp allow it for the program, single
 // program otherwise) and TC clsact through libbpf. The kernel keeps them attached after we exit; maps
@@ -10,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "xoffload/hook.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/hook.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

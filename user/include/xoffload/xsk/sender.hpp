@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // send's loops over an Engine: the plain loop (one prebuilt frame, moved as
 // descriptors), the segmentation-offload loop (a super-packet segmented
 // straight into UMEM frames every round), and the pacer both share (rate,
@@ -16,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/gso.hpp"
-#include "xoffload/pcap.hpp"
-#include "xoffload/xsk_engine.hpp"
-#include "xoffload/xsk_plan.hpp"
-#include "xoffload/xsk_prog.hpp"
+#include "xoffload/gso/gso.hpp"
+#include "xoffload/xsk/pcap.hpp"
+#include "xoffload/xsk/engine.hpp"
+#include "xoffload/xsk/plan.hpp"
+#include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::xsk {
 

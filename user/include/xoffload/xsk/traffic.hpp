@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Test and load traffic: one Ethernet (+ up to two VLAN tags) / IPv4 or
 // IPv6 / UDP or TCP frame of an exact size, as `offload-tool send` emits it.
 #pragma once
@@ -8,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

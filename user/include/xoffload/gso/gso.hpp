@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Software segmentation offload: one super-packet in, finished frames out,
 // each written exactly once into a caller-provided buffer (a UMEM frame),
 // with VLAN tags inserted and checksums computed during that one copy.

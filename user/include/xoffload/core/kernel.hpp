@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The running kernel's release and the features our decisions depend on,
 // probed once per process by asking the kernel (a version number says
 // nothing about a backport or a config), each with the release it needs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Device features through ethtool netlink (ETHTOOL_MSG_FEATURES_GET/SET) and
 // the XDP RX metadata a driver offers (netdev genl family): what attach and
 // recv read before they decide where a VLAN tag will be.
@@ -11,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

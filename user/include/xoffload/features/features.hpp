@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Netdev offload feature model: feature bits with ethtool's names, device
 // kinds with the features/vlan_features/hw_enc_features/ndo_features_check
 // the kernel gives them (6.1 and 6.12), and the layer-by-layer resolution of
@@ -11,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

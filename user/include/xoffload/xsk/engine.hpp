@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The AF_XDP traffic engine of send and recv: one UMEM, sockets on a set of
 // queues (one per queue, or a group sharing each queue's fill ring), the
 // XDP_USE_SG and TX metadata decisions taken at bind, and the accounting a
@@ -17,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
-#include "xoffload/xsk.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
+#include "xoffload/xsk/xsk.hpp"
 
 namespace xoffload::xsk {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The xdp_xsk program owned by one AF_XDP receiver: attached through libxdp
 // for the receiver's lifetime, its XSKMAP filled with the receiver's sockets,
 // detached (and nothing pinned) when the owner goes away.
@@ -10,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/abi_check.hpp"
-#include "xoffload/loader.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
 #include "xoffload/vlan/rx_vlan.hpp"
 
 namespace xoffload::xsk {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Notices an interface going away under a long-running command (recv):
 // deleted, moved to another netns, or its netns deleted by name.
 #pragma once
@@ -6,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

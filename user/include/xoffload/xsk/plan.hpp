@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // What send puts on the wire and who does what of it: frame and segment
 // sizes a device carries (MTU, tags, Geneve overhead, the default mss), the
 // frames of the plain loop, and the TX plan the feature model gives for a
@@ -13,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "xoffload/features.hpp"
-#include "xoffload/gso.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
-#include "xoffload/traffic.hpp"
+#include "xoffload/features/features.hpp"
+#include "xoffload/gso/gso.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
+#include "xoffload/xsk/traffic.hpp"
 
 namespace xoffload::xsk {
 

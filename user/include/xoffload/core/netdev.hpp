@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Interfaces, network namespaces and the bpffs pin layout
 // (/sys/fs/bpf/xoffload/<ifname>[@<netns>]/).
 #pragma once
@@ -7,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "xoffload/result.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 

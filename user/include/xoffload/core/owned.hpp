@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Owned<T, destroy>: the one owner of a libbpf/libxdp (or libmnl) object that
 // its C API frees with a single call (a skeleton's __destroy,
 // xdp_program__close, xdp_multiprog__close, bpf_object__close,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // AF_XDP engine: a UMEM shared by several sockets (one per queue, or several
 // on one queue), their fill/completion/rx/tx rings, and an exact account of
 // every UMEM frame.
@@ -24,9 +25,9 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
-#include "xoffload/fd.hpp"
-#include "xoffload/netdev.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/fd.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload::xsk {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Error values for control paths: errno captured at the call site plus one
 // human line. g++ 12 has no std::expected, so this is the small subset we use.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // recv's side of the engine: the receive loop over an Engine's sockets
 // (pcap per run or per socket, interval reports, stop by count, duration,
 // idle time, the device going away or a stop request), and recv --geneve's
@@ -17,9 +18,10 @@
 #include <vector>
 
 #include "xoffload/geneve/geneve.hpp"
-#include "xoffload/linkwatch.hpp"
-#include "xoffload/pcap.hpp"
-#include "xoffload/xsk_engine.hpp"
+#include "xoffload/core/linkwatch.hpp"
+#include "xoffload/xsk/pcap.hpp"
+#include "xoffload/xsk/engine.hpp"
+#include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::xsk {
 
@@ -68,6 +70,21 @@ struct GeneveSocketCount {
 };
 Result<GeneveSocketCount> geneve_socket_count(std::span<const GeneveRule> rules, const std::string &ifname,
 					      std::optional<uint32_t> vni, std::optional<uint32_t> given);
+
+// recv without --geneve: xdp_xsk attached for the run, every socket of @e
+// in its XSKMAP. A stale receiver's program is reaped first (a recv killed
+// before it could detach); the device's RX VLAN offloads are read after that,
+// once its settings are back, into filter.vlan_facts (where the tags are) and
+// into the result (for the caller's note on a hardware VLAN filter). Returns
+// once the carrier is back (zero-copy rebuilds the driver's rings) or @stop.
+// Refused where xdp_geneve holds the hook as a single program: the error
+// says recv --geneve receives from its xsk rules.
+struct RecvProgram {
+	XskProgram prog;
+	std::optional<RxVlanFacts> vlan_facts;
+};
+Result<RecvProgram> attach_recv_program(const Netdev &dev, XdpMode mode, RxFilter filter, Engine &e,
+					const std::function<bool()> &stop);
 
 // When recv stops and how often it reports.
 struct RecvConfig {

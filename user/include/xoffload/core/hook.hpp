@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The attach points of the xoffload programs, one enum for the whole tree:
 // its values are the ABI's enum xo_hook, which also indexes the per-hook
 // counters the BPF side keeps (xo_vlan_stats).
@@ -6,8 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "xoffload/abi_check.hpp"
-#include "xoffload/result.hpp"
+#include "xoffload/core/abi_check.hpp"
+#include "xoffload/core/result.hpp"
 
 namespace xoffload {
 
