@@ -7,8 +7,15 @@
 // the testbed device (no XDP or TC program, no clsact, no pins). Then send's
 // refusals of frames the device cannot carry, its default mss with tags and
 // Geneve, and the device's tx_dropped reported as a failure.
+#include <bpf/libbpf.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
@@ -383,6 +390,60 @@ TEST_P(CliInputGroup, EveryBadInvocationIsOneLineAndLeavesNothing)
 
 INSTANTIATE_TEST_SUITE_P(ByCommand, CliInputGroup, ::testing::ValuesIn(kGroups),
 			 [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
+
+// --version names the libbpf and libxdp the tool runs with (the very file
+// this test process maps: same loader, same paths), the running kernel and
+// the kernel probes, each consistent with the release (Debian's kernels
+// carry no backport of these three); text and JSON say the same.
+TEST(CliVersion, NamesTheLibrariesTheKernelAndItsProbes)
+{
+	const std::string tool = env_or_empty("XO_TOOL");
+	ASSERT_FALSE(tool.empty()) << "XO_TOOL is not set (run through ctest)";
+	utsname u{};
+	ASSERT_EQ(uname(&u), 0);
+	Dl_info info{};
+	ASSERT_NE(dladdr(reinterpret_cast<const void *>(&libbpf_version_string), &info), 0);
+	char real[PATH_MAX];
+	ASSERT_NE(realpath(info.dli_fname, real), nullptr);
+	const std::string libbpf_path = real;
+
+	CmdResult t = run_cmd({tool, "--version"}, kTimeout);
+	ASSERT_TRUE(t.ok()) << t.describe();
+	EXPECT_EQ(t.out.rfind("offload-tool ", 0), 0u) << t.out;
+	EXPECT_NE(t.out.find("\nlibbpf " + libbpf_path.substr(libbpf_path.find(".so.") + 4) + " (" + libbpf_path + ")\n"),
+		  std::string::npos)
+		<< "the libbpf this process maps is " << libbpf_path << ":\n" << t.out;
+	EXPECT_TRUE(std::regex_search(t.out, std::regex("\nlibxdp 1\\.[0-9]+\\.[0-9]+ \\(/"))) << t.out;
+	EXPECT_NE(t.out.find(std::string("\nkernel ") + u.release + "\n"), std::string::npos) << t.out;
+
+	CmdResult j = run_cmd({tool, "--json", "--version"}, kTimeout);
+	ASSERT_TRUE(j.ok()) << j.describe();
+	EXPECT_EQ(lines(j.out), 1u) << j.out;
+	EXPECT_EQ(json_str(j.out, "kernel"), u.release) << j.out;
+	EXPECT_EQ(json_str(j.out, "libbpf_path"), libbpf_path) << j.out;
+	EXPECT_NE(t.out.find("libxdp " + json_str(j.out, "libxdp") + " (" + json_str(j.out, "libxdp_path") + ")"),
+		  std::string::npos)
+		<< "text and JSON name the same libxdp:\n" << t.out << j.out;
+	unsigned maj = 0, min = 0;
+	ASSERT_EQ(std::sscanf(u.release, "%u.%u", &maj, &min), 2) << u.release;
+	const auto at_least = [&](unsigned a, unsigned b) { return maj > a || (maj == a && min >= b); };
+	struct Probe {
+		const char *key, *text;
+		bool expect;
+	};
+	for (const Probe &p : {Probe{"xdp_use_sg", "AF_XDP multi-buffer (XDP_USE_SG): ", at_least(6, 6)},
+			       Probe{"xsk_tx_metadata", "AF_XDP TX metadata: ", at_least(6, 8)},
+			       Probe{"udp_l4_gso", "UDP_L4 GSO (tun USO): ", at_least(6, 2)}}) {
+		SCOPED_TRACE(p.key);
+		const std::string want = std::string("\"") + p.key + "\":{\"present\":" + (p.expect ? "true" : "false") +
+					 ",\"probed\":true";
+		EXPECT_NE(j.out.find(want), std::string::npos) << "asked the kernel, and it answered as " << u.release
+							       << " should: " << j.out;
+		EXPECT_NE(t.out.find(std::string(p.text) + (p.expect ? "yes (" : "no (")), std::string::npos) << t.out;
+	}
+	EXPECT_NE(j.out.find(std::string("\"xdp_frags\":") + (at_least(5, 18) ? "true" : "false")), std::string::npos)
+		<< j.out;
+}
 
 // Deleting what is not there is a fact of the system, exit 1 with one line,
 // for a VLAN rewrite as for a Geneve port; deleting what is there works.

@@ -41,7 +41,11 @@ Status prepare(const Globals &g)
 
 void build_app(CLI::App &app, Globals &g, int &rc)
 {
-	app.set_version_flag("--version", std::string("offload-tool ") + XOFFLOAD_VERSION);
+	// --json before --version: the same as one JSON object (CLI11 calls this
+	// while parsing, before any flag's variable is set: ask the option)
+	app.set_version_flag("--version", [&app] { return version_text(app.get_option("--json")->count() > 0); },
+			     "Print the versions of offload-tool, libbpf, libxdp and the kernel, and the kernel features "
+			     "it probes");
 	app.add_flag("--json", g.json, "Machine-readable output");
 	app.add_flag("-v,--verbose", g.verbose, "More output (-vv shows libbpf/libxdp debug)");
 	app.add_option("-n,--netns", g.netns, "Run in this network namespace (like ip -n)");

@@ -69,6 +69,8 @@ inline CLI::Validator positive_number(bool zero_ok = false)
 // chosen command's callback, which stores its exit code in @rc. No side
 // effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
 void build_app(CLI::App &app, Globals &g, int &rc);
+// What --version prints (version.cpp): text, or one JSON object.
+std::string version_text(bool json);
 
 // --interval S and --count N of a stats command. In its callback,
 // interval_count_misuse() is the usage error of --count without --interval.

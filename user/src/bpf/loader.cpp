@@ -24,6 +24,7 @@
 #include <optional>
 #include <vector>
 
+#include "xoffload/core/kernel.hpp"
 #include "../core/internal.hpp"
 #include "xoffload/core/fd.hpp"
 #include "xoffload/features/features.hpp"

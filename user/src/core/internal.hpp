@@ -12,10 +12,6 @@
 
 namespace xoffload {
 
-// Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+;
-// kernel.cpp loads the smallest such program once).
-bool kernel_has_xdp_frags();
-
 // An rtnetlink request: the header, then @Body (ifinfomsg, tcmsg, ...).
 template <typename Body>
 struct RtnlRequest {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "../bpf/xdp_attach.hpp"
-#include "../core/internal.hpp"
+#include "xoffload/core/kernel.hpp"
 #include "xoffload/features/features.hpp"
 #include "xoffload/core/owned.hpp"
 #include "xdp_xsk.skel.h"

@@ -59,6 +59,10 @@ const ProbeResult &probe_xsk_tx_metadata();
 // new features"); USO and VIRTIO_NET_HDR_GSO_UDP_L4 came in the same release.
 const ProbeResult &probe_udp_l4_gso();
 
+// Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+,
+// XDP multi-buffer): the smallest such program loaded and closed, once.
+bool kernel_has_xdp_frags();
+
 // "XDP_USE_SG (AF_XDP multi-buffer) needs Linux 6.6 or later (running 6.1.0-57-amd64)"
 std::string kernel_lacks(const KernelFeature &f);
 
