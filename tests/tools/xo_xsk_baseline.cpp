@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 #define PCAP_DONT_INCLUDE_PCAP_BPF_H	// clashes with linux/bpf.h from libxdp
@@ -70,7 +71,15 @@ int main(int argc, char **argv)
 	sc.xdp_flags = 0;
 	sc.bind_flags = XDP_USE_NEED_WAKEUP;
 	xsk_socket *xsk = nullptr;
-	err = xsk_socket__create(&xsk, ifname, 0, umem, tx ? nullptr : &rxr, tx ? &txr : nullptr, &sc);
+	// the kernel releases a closed socket's queue from a workqueue: a queue
+	// the previous run freed a moment ago can still say EBUSY; retry briefly,
+	// as offload-tool's bind does (25 x 20 ms), setup is not timed
+	for (int tries = 0; tries < 25; tries++) {
+		err = xsk_socket__create(&xsk, ifname, 0, umem, tx ? nullptr : &rxr, tx ? &txr : nullptr, &sc);
+		if (err != -EBUSY)
+			break;
+		usleep(20000);
+	}
 	if (err)
 		return die("xsk_socket__create", err);
 	int fd = xsk_socket__fd(xsk);
