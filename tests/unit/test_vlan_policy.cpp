@@ -39,6 +39,8 @@ TEST(ParseNames, HooksModesProtosDirs)
 	EXPECT_EQ(*parse_hook("tc-egress"), Hook::tc_egress);
 	EXPECT_FALSE(parse_hook("tc"));
 	EXPECT_EQ(*parse_xdp_mode("skb"), XdpMode::skb);
+	EXPECT_EQ(*parse_xdp_mode("generic"), XdpMode::skb);
+	EXPECT_EQ(*parse_xdp_mode("native"), XdpMode::native);
 	EXPECT_FALSE(parse_xdp_mode("hw"));
 	EXPECT_EQ(*parse_tpid("802.1ad"), 0x88a8);
 	EXPECT_EQ(*parse_tpid("802.1Q"), 0x8100);

@@ -139,7 +139,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	a->add_option("interface", o->ifname, "Interface")->required();
 	a->add_option("feature", o->feature, "Feature: vlan | geneve")->required();
 	a->add_option("--hook", o->hook, "xdp | tc-ingress | tc-egress (default xdp)");
-	auto *mode_opt = a->add_option("--mode", o->mode, "XDP mode: native | skb (default native)");
+	auto *mode_opt = a->add_option("--mode", o->mode, "XDP mode: native | skb (alias generic) (default native)");
 	a->add_flag("--keep-rx-vlan", o->keep_rx_vlan,
 		    "At xdp: leave the device's RX VLAN stripping on (then tags it strips escape xdp_vlan, and "
 		    "xdp_geneve's decapped frames inherit the outer tag)");

@@ -129,7 +129,7 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	auto *r = app.add_subcommand("recv", "Receive frames through AF_XDP (attaches xdp_xsk while running, "
 					     "or shares xdp_geneve's XSKMAP with --geneve)");
 	add_common(r, *ro);
-	auto *xdp_mode = r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb")->capture_default_str();
+	auto *xdp_mode = r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb (alias generic)")->capture_default_str();
 	r->add_flag("--geneve", ro->geneve,
 		    "Do not attach xdp_xsk: put N sockets on each queue (--queue, default 0, or --queues LIST|all), "
 		    "sharing that queue's fill ring, in slots 0..N-1 of the queue's row of xdp_geneve's XSKMAP (N: "

@@ -690,9 +690,10 @@ Result<XdpMode> parse_xdp_mode(std::string_view s)
 {
 	if (s == "native")
 		return XdpMode::native;
-	if (s == "skb")
+	// "generic": the kernel's and ip-link's name (xdpgeneric) for skb mode
+	if (s == "skb" || s == "generic")
 		return XdpMode::skb;
-	return usage_error("unknown XDP mode '" + std::string(s) + "' (native or skb)");
+	return usage_error("unknown XDP mode '" + std::string(s) + "' (native, or skb and its alias generic)");
 }
 
 Result<Feature> parse_feature(std::string_view s)
