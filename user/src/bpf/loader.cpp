@@ -33,6 +33,7 @@
 #include "xoffload/core/pins.hpp"
 #include "xoffload/vlan/rx_vlan.hpp"
 #include "xoffload/vlan/vlan.hpp"
+#include "xoffload/core/notice.hpp"
 #include "tc_vlan.skel.h"
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
@@ -802,10 +803,10 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 	if (auto facts = rx_vlan_facts(dev)) {
 		rxv = *facts;
 		if (std::string line = vlan_filter_advice(*rxv, dev.name); !line.empty())
-			std::fprintf(stderr, "xoffload: %s\n", line.c_str());
+			notice(line);
 	} else {
-		std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): tags the device strips "
-				     "are not seen at XDP\n", dev.name.c_str(), facts.error().msg.c_str());
+		notice("cannot read the VLAN offloads of " + dev.name + " (" + facts.error().msg +
+		       "): tags the device strips are not seen at XDP");
 	}
 	const bool reads_tags = h == Hook::xdp && rxv;
 	const char *holder = d.name;	// "vlan", "geneve": the rxvlan-by-<holder> record

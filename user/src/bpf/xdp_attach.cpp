@@ -19,6 +19,7 @@
 
 #include "xoffload/core/kernel.hpp"
 #include "xoffload/core/owned.hpp"
+#include "xoffload/core/notice.hpp"
 
 namespace xoffload {
 
@@ -189,7 +190,7 @@ std::string note_single_program(const std::string &reason, const std::string &pr
 {
 	std::string line = reason + " (" + libxdp_version() + ", kernel " + kernel_release() + "): attached " + prog +
 			   " as a single program";
-	std::fprintf(stderr, "xoffload: %s\n", line.c_str());
+	notice(line);
 	return line;
 }
 

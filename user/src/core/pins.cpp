@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "xoffload/core/fd.hpp"
+#include "xoffload/core/notice.hpp"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -168,15 +169,14 @@ Status reconcile_pins(const Netdev &dev)
 						     " removes the first)");
 			if (::rename(dir.c_str(), to.c_str()))
 				return errno_error("move " + dir + " to " + to, errno);
-			std::fprintf(stderr, "xoffload: %s belonged to ifindex %d, now named %s: moved to %s\n", dir.c_str(),
-				     rec->ifindex, now.c_str(), to.c_str());
+			notice(dir + " belonged to ifindex " + std::to_string(rec->ifindex) + ", now named " + now +
+			       ": moved to " + to);
 		} else {
 			if (auto s = remove_pin_dir(dir); !s)
 				return s;
-			std::fprintf(stderr, "xoffload: removed stale pins %s (of ifindex %d in %s, gone; %s is ifindex %d)\n",
-				     dir.c_str(), rec->ifindex,
-				     rec->netns == me.netns ? "this network namespace" : "a network namespace since deleted",
-				     dev.name.c_str(), dev.ifindex);
+			notice("removed stale pins " + dir + " (of ifindex " + std::to_string(rec->ifindex) + " in " +
+			       (rec->netns == me.netns ? "this network namespace" : "a network namespace since deleted") +
+			       ", gone; " + dev.name + " is ifindex " + std::to_string(dev.ifindex) + ")");
 		}
 	}
 	// pins of this device kept under a name it had before
@@ -186,8 +186,8 @@ Status reconcile_pins(const Netdev &dev)
 			continue;
 		if (::rename(from.c_str(), dir.c_str()))
 			return errno_error("move " + from + " to " + dir, errno);
-		std::fprintf(stderr, "xoffload: pins of %s (ifindex %d) moved from %s (the interface was renamed)\n",
-			     dev.name.c_str(), dev.ifindex, from.c_str());
+		notice("pins of " + dev.name + " (ifindex " + std::to_string(dev.ifindex) + ") moved from " + from +
+		       " (the interface was renamed)");
 		break;
 	}
 	return ok();

@@ -24,6 +24,7 @@
 #include "xoffload/core/fd.hpp"
 #include "xoffload/features/features.hpp"
 #include "xoffload/core/pins.hpp"
+#include "xoffload/core/notice.hpp"
 
 namespace xoffload {
 
@@ -256,7 +257,7 @@ void warn_vlan_filter(const RxVlanFacts &f, const std::string &ifname)
 {
 	std::string line = vlan_filter_advice(f, ifname);
 	if (!line.empty())
-		std::fprintf(stderr, "xoffload: %s\n", line.c_str());
+		notice(line);
 }
 
 Result<std::string> rx_vlan_take(const Netdev &dev, const RxVlanFacts &f, const std::string &holder,
@@ -325,7 +326,7 @@ Result<std::string> rx_vlan_take_at(const std::string &dir, const std::string &i
 		lines.push_back(join(fixed, " and ") + " is on [fixed] on " + dev.name +
 				": the device strips those tags before XDP; " + stripped_consequence(f, reader));
 	for (const auto &l : lines)
-		std::fprintf(stderr, "xoffload: %s\n", l.c_str());
+		notice(l);
 	return join(lines, "; ");
 }
 
@@ -356,7 +357,7 @@ Status rx_vlan_release_at(const std::string &dir, const std::string &ifname, con
 		if (auto s = set(dev.name, want); !s)
 			return runtime_error("restore " + join(off, " and ") + " on " + dev.name + ": " + s.error().msg,
 					     s.error().err);
-		std::fprintf(stderr, "xoffload: turned %s on again on %s\n", join(off, " and ").c_str(), dev.name.c_str());
+		notice("turned " + join(off, " and ") + " on again on " + dev.name);
 	}
 	(void)::unlink((dir + "/" + kOffRecord).c_str());
 	// made for the record alone (a recv): nothing but the device record left

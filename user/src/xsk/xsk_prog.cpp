@@ -22,6 +22,7 @@
 #include "xdp_xsk.skel.h"
 #include "xdp_xsk_tag.skel.h"
 #include "xoffload/vlan/rx_vlan.hpp"
+#include "xoffload/core/notice.hpp"
 
 #ifndef BPF_F_XDP_DEV_BOUND_ONLY
 #define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6)
@@ -110,10 +111,9 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 		if (mode != XdpMode::native || !filter.vid)
 			rxv->meta_kfunc = false;
 	} else {
-		std::fprintf(stderr, "xoffload: cannot read the VLAN offloads of %s (%s): %s\n", dev.name.c_str(),
-			     f.error().msg.c_str(),
-			     filter.vid ? "--filter-vlan does not see tags the device strips"
-					: "frames reach the socket without the tags the device strips");
+		notice("cannot read the VLAN offloads of " + dev.name + " (" + f.error().msg + "): " +
+		       (filter.vid ? "--filter-vlan does not see tags the device strips"
+				   : "frames reach the socket without the tags the device strips"));
 	}
 	const bool tag = rxv && rxv->meta_kfunc;
 	auto open = [&]() -> Result<std::unique_ptr<Impl>> {

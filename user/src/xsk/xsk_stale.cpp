@@ -17,6 +17,7 @@
 #include "xoffload/xsk/prog.hpp"
 #include "xoffload/core/owned.hpp"
 #include "xoffload/vlan/rx_vlan.hpp"
+#include "xoffload/core/notice.hpp"
 
 namespace xoffload::xsk {
 
@@ -122,8 +123,8 @@ Result<std::vector<uint32_t>> reap_stale_xsk(const Netdev &dev)
 			return errno_error("detach the stale " + name + " (prog id " + std::to_string(id) + ") from " +
 						   dev.name,
 					   e);
-		std::fprintf(stderr, "xoffload: removed %s (prog id %u) from %s: its recv is gone (killed) and left it attached\n",
-			     name.c_str(), id, dev.name.c_str());
+		notice("removed " + name + " (prog id " + std::to_string(id) + ") from " + dev.name +
+		       ": its recv is gone (killed) and left it attached");
 		gone.push_back(id);
 		// and the RX VLAN stripping its --filter-vlan turned off
 		if (auto s = rx_vlan_release(dev, "xsk-" + std::to_string(id)); !s)

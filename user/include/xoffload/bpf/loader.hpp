@@ -41,7 +41,7 @@ struct AttachInfo {
 	Feature feature = Feature::vlan;	// from the program name (status) or the request (attach)
 	// XDP, attach: why the program runs alone rather than behind libxdp's
 	// dispatcher ("... (libxdp 1.3, kernel 6.12...): attached xdp_vlan as a
-	// single program", also printed on stderr); empty through the dispatcher
+	// single program", also given as a notice); empty through the dispatcher
 	std::string single_reason;
 	// vlan at XDP: loaded device-bound with the rx-vlan-tag kfunc
 	// (xdp_vlan_tag), and the lines attach printed about the device's RX
@@ -77,7 +77,7 @@ struct IfStatus {
 };
 
 // Attaches @f at @h. XDP: behind libxdp's dispatcher, or as a single
-// program where the dispatcher cannot run it (one line on stderr says why);
+// program where the dispatcher cannot run it (one notice says why);
 // refused (EBUSY) while a single program holds the XDP hook. vlan at XDP
 // turns RX VLAN stripping off for the attachment's life unless
 // @opts.keep_rx_vlan (rx_vlan.hpp), and loads device-bound with the

@@ -36,8 +36,8 @@ Status mark_pin_dir(const Netdev &dev);
 // Before a command uses the pins of @dev: the directory under @dev's name
 // recorded for another device is moved to that device's name if it still
 // exists here (renamed), else removed (its device is gone); a directory
-// recorded for @dev under an old name is moved to @dev's name. One line on
-// stderr says what was moved or removed. A directory without a record (made
+// recorded for @dev under an old name is moved to @dev's name. One
+// notice says what was moved or removed. A directory without a record (made
 // by xdp-loader -p, or an older xoffload) is taken as @dev's. Nothing to do
 // without bpffs.
 Status reconcile_pins(const Netdev &dev);

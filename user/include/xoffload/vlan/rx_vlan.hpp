@@ -55,7 +55,7 @@ void rx_vlan_apply_facts(RxVlanFacts &f, const features::NicFacts &nic);
 // an unmodelled driver is taken at its rx-vlan-filter.
 std::string vlan_filter_advice(const RxVlanFacts &f, const std::string &ifname);
 
-// Prints vlan_filter_advice on stderr ("xoffload: ..."), if any.
+// Gives vlan_filter_advice as a notice (core/notice.hpp), if any.
 void warn_vlan_filter(const RxVlanFacts &f, const std::string &ifname);
 
 // Who reads the tags at XDP, for the lines below.
@@ -68,7 +68,7 @@ enum class TagReader {
 
 // Before (xdp_vlan) or right after (xdp_xsk) @reader is attached to @dev
 // for @holder ("vlan", "xsk-<prog id>"): the stripping features that are on
-// and changeable are turned off, one line on stderr says so, and the
+// and changeable are turned off, one notice says so, and the
 // previous setting is recorded in @dev's pin directory (made if needed)
 // with @holder, so that rx_vlan_release() of the last holder (detach, also
 // after the process was killed) restores it. @keep (--keep-rx-vlan): the
@@ -80,7 +80,7 @@ Result<std::string> rx_vlan_take(const Netdev &dev, const RxVlanFacts &f, const 
 
 // @holder no longer reads tags at @dev's XDP hook: its record goes, and
 // once no holder is left the features rx_vlan_take() turned off are turned
-// on again (one line on stderr). Nothing to do without a record. A pin
+// on again (one notice). Nothing to do without a record. A pin
 // directory left with nothing but its device record is removed.
 Status rx_vlan_release(const Netdev &dev, const std::string &holder);
 

@@ -45,7 +45,7 @@ public:
 	// xdp_xsk_tag, device-bound and alone, where the driver hands XDP the
 	// stripped tag), frags-aware (multi-buffer frames) where the kernel supports it:
 	// through libxdp's dispatcher, or as a single program where the
-	// dispatcher cannot run it (one line on stderr says why). Fails clearly
+	// dispatcher cannot run it (one notice says why). Fails clearly
 	// when another XDP program holds the interface in a way libxdp cannot
 	// share (a single program), or when the MTU is too large for XDP there.
 	static Result<XskProgram> attach(const Netdev &dev, XdpMode mode, const RxFilter &filter);
@@ -86,7 +86,7 @@ int bpf_prog_holder(uint32_t prog_id);
 
 // An xdp_xsk at @dev's XDP hook whose recv is gone (killed by SIGKILL, the
 // OOM killer, ...: no process holds the program) is detached, with one line
-// on stderr naming it. Returns the ids of the programs removed.
+// naming it (a notice). Returns the ids of the programs removed.
 Result<std::vector<uint32_t>> reap_stale_xsk(const Netdev &dev);
 
 } // namespace xoffload::xsk
