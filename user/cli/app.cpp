@@ -41,8 +41,8 @@ Status prepare(const Globals &g)
 
 void build_app(CLI::App &app, Globals &g, int &rc)
 {
-	// --json before --version: the same as one JSON object (CLI11 calls this
-	// while parsing, before any flag's variable is set: ask the option)
+	// with --json (either order) one JSON object; CLI11 runs this callback
+	// before it sets g.json (defined later), so ask the option itself
 	app.set_version_flag("--version", [&app] { return version_text(app.get_option("--json")->count() > 0); },
 			     "Print the versions of offload-tool, libbpf, libxdp and the kernel, and the kernel features "
 			     "it probes");
