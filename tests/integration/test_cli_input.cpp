@@ -335,20 +335,29 @@ std::vector<Row> table()
 // tools/vm-test: about 130 s for the whole table on 6.1) stays well inside
 // the per-test limit: global options, attach/detach/status, vlan, geneve,
 // send, recv, features and the rest.
+// command -> group; a row naming none of these commands is "global"
+const std::vector<std::pair<std::string, std::string>> kCommandGroups{
+	{"attach", "attach"}, {"detach", "attach"}, {"status", "attach"}, {"vlan", "vlan"},
+	{"geneve", "geneve"}, {"send", "send"},     {"recv", "recv"},	  {"features", "features"},
+};
+
 std::string group_of(const Row &row)
 {
-	static const std::vector<std::pair<std::string, std::string>> groups{
-		{"attach", "attach"}, {"detach", "attach"}, {"status", "attach"}, {"vlan", "vlan"},
-		{"geneve", "geneve"}, {"send", "send"},     {"recv", "recv"},	  {"features", "features"},
-	};
 	for (const auto &a : row.args)
-		for (const auto &[cmd, group] : groups)
+		for (const auto &[cmd, group] : kCommandGroups)
 			if (a == cmd)
 				return group;
 	return "global";
 }
 
-const std::vector<std::string> kGroups{"global", "attach", "vlan", "geneve", "send", "recv", "features"};
+// every group once, in table order, so no group_of result can be left out
+const std::vector<std::string> kGroups = [] {
+	std::vector<std::string> g{"global"};
+	for (const auto &[cmd, group] : kCommandGroups)
+		if (std::find(g.begin(), g.end(), group) == g.end())
+			g.push_back(group);
+	return g;
+}();
 
 TEST(CliInputTable, HasAHundredRowsAndEveryGroupHasSome)
 {
@@ -357,8 +366,6 @@ TEST(CliInputTable, HasAHundredRowsAndEveryGroupHasSome)
 	for (const auto &g : kGroups)
 		EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [&](const Row &r) { return group_of(r) == g; }))
 			<< "no row in group " << g;
-	for (const Row &r : rows)
-		EXPECT_NE(std::find(kGroups.begin(), kGroups.end(), group_of(r)), kGroups.end()) << join_cmd(r.args);
 }
 
 class CliInputGroup : public CliInput, public ::testing::WithParamInterface<std::string> {};

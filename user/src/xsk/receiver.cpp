@@ -70,11 +70,8 @@ Result<RecvProgram> attach_recv_program(const Netdev &dev, XdpMode mode, RxFilte
 {
 	if (auto r = reap_stale_xsk(dev); !r)
 		return r.error();
-	std::optional<RxVlanFacts> facts;
-	if (auto f = rx_vlan_facts(dev)) {
-		facts = *f;
+	if (auto f = rx_vlan_facts(dev))
 		filter.vlan_facts = *f;
-	}
 	const bool was_up = netdev_running(dev.name).value_or(false);
 	auto p = XskProgram::attach(dev, mode, filter);
 	if (!p) {
@@ -87,7 +84,7 @@ Result<RecvProgram> attach_recv_program(const Netdev &dev, XdpMode mode, RxFilte
 							     p.error().err);
 		return p.error();
 	}
-	RecvProgram r{std::move(*p), facts};
+	RecvProgram r{std::move(*p), filter.vlan_facts};
 	for (auto &s : e.socks)
 		if (auto st = r.prog.add_socket(s.queue(), s.fd()); !st)
 			return st.error();
