@@ -402,6 +402,72 @@ INSTANTIATE_TEST_SUITE_P(ByCommand, CliInputGroup, ::testing::ValuesIn(kGroups),
 // this test process maps: same loader, same paths), the running kernel and
 // the kernel probes, each consistent with the release (Debian's kernels
 // carry no backport of these three); text and JSON say the same.
+// -p/--pretty is the -j/--json document indented (two spaces a level), the
+// same bytes once the indentation is taken out; under --json an error is
+// also one object on stdout, with the exit status, and the stderr line stays.
+TEST(CliOutput, PrettyIsTheJsonIndentedAndErrorsAreObjects)
+{
+	const std::string tool = env_or_empty("XO_TOOL");
+	ASSERT_FALSE(tool.empty()) << "XO_TOOL is not set (run through ctest)";
+	const std::vector<std::string> args{"features", "--stack", "vlan:802.1ad/macvlan/veth", "--gso", "--vlans", "1"};
+	std::vector<std::string> a{tool, "-j"}, b{tool, "-p"};
+	a.insert(a.end(), args.begin(), args.end());
+	b.insert(b.end(), args.begin(), args.end());
+	CmdResult j = run_cmd(a, kTimeout), p = run_cmd(b, kTimeout);
+	ASSERT_TRUE(j.ok()) << j.describe();
+	ASSERT_TRUE(p.ok()) << p.describe();
+	EXPECT_EQ(lines(j.out), 1u) << j.out;
+	EXPECT_GT(lines(p.out), 20u) << p.out;
+	// the indentation out: newlines and the spaces after them, ": " between
+	// a key and its value, nothing inside strings
+	std::string compact;
+	bool str = false, esc = false;
+	for (size_t i = 0; i < p.out.size(); i++) {
+		const char c = p.out[i];
+		if (str) {
+			compact += c;
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				str = false;
+			continue;
+		}
+		if (c == '"')
+			str = true;
+		if (c == '\n' && i + 1 < p.out.size()) {
+			size_t k = i + 1;
+			while (k < p.out.size() && p.out[k] == ' ')
+				k++;
+			EXPECT_EQ((k - i - 1) % 2, 0u) << "indented by two spaces a level: " << p.out.substr(i + 1, 40);
+			i = k - 1;
+			continue;
+		}
+		if (c == ' ' && i > 0 && p.out[i - 1] == ':')
+			continue;
+		compact += c;
+	}
+	EXPECT_EQ(compact, j.out);
+
+	for (const char *flag : {"-j", "--json", "-p"}) {
+		CmdResult e = run_cmd({tool, flag, "attach"}, kTimeout);
+		EXPECT_EQ(e.exit_code, 2) << e.describe();
+		EXPECT_EQ(lines(e.err), 1u) << e.err;
+		const std::string msg = e.err.substr(std::string("offload-tool: ").size(),
+						     e.err.size() - std::string("offload-tool: ").size() - 1);
+		if (std::string(flag) == "-p")
+			EXPECT_EQ(e.out, "{\n  \"error\": \"" + msg + "\",\n  \"exit_code\": 2\n}\n");
+		else
+			EXPECT_EQ(e.out, "{\"error\":\"" + msg + "\",\"exit_code\":2}\n");
+	}
+	// a runtime failure (exit 1) of a command, not of the parse
+	CmdResult e = run_cmd({tool, "--json", "status", "xo-no-such-dev0"}, kTimeout);
+	EXPECT_EQ(e.exit_code, 1) << e.describe();
+	EXPECT_EQ(json_str(e.out, "error").empty(), false) << e.out;
+	EXPECT_NE(e.out.find("\"exit_code\":1}"), std::string::npos) << e.out;
+}
+
 TEST(CliVersion, NamesTheLibrariesTheKernelAndItsProbes)
 {
 	const std::string tool = env_or_empty("XO_TOOL");
@@ -440,7 +506,9 @@ TEST(CliVersion, NamesTheLibrariesTheKernelAndItsProbes)
 	};
 	for (const Probe &p : {Probe{"xdp_use_sg", "AF_XDP multi-buffer (XDP_USE_SG): ", at_least(6, 6)},
 			       Probe{"xsk_tx_metadata", "AF_XDP TX metadata: ", at_least(6, 8)},
-			       Probe{"udp_l4_gso", "UDP_L4 GSO (tun USO): ", at_least(6, 2)}}) {
+			       Probe{"udp_l4_gso", "UDP_L4 GSO (tun USO): ", at_least(6, 2)},
+			       Probe{"tcx", "TCX (BPF links at tc ingress/egress; xoffload attaches through clsact): ",
+				     at_least(6, 6)}}) {
 		SCOPED_TRACE(p.key);
 		const std::string want = std::string("\"") + p.key + "\":{\"present\":" + (p.expect ? "true" : "false") +
 					 ",\"probed\":true";
@@ -508,7 +576,9 @@ TEST_F(CliInput, SendsWhatFitsTheMtuAndRefusesOneByteMore)
 		EXPECT_EQ(r.exit_code, 2) << r.describe();
 		EXPECT_EQ(lines(r.err), 1u) << r.err;
 		EXPECT_NE(r.err.find("at most " + c.size), std::string::npos) << r.err;
-		EXPECT_EQ(r.out, "") << "refused before anything was sent";
+		// refused before anything was sent: stdout holds the --json error object only
+		EXPECT_EQ(r.out, "{\"error\":\"" + r.err.substr(14, r.err.size() - 15) + "\",\"exit_code\":2}\n")
+			<< "refused before anything was sent";
 	}
 }
 

@@ -197,7 +197,7 @@ TEST_F(QueuesVeth, RecvGeneveAllQueuesGetsEveryFrame)
 	EXPECT_EQ(sent, kPerQueue * queues_);
 	EXPECT_EQ(json_u64(sum, "packets"), sent) << sum;
 	EXPECT_EQ(json_u64(sum, "redirected"), sent) << "xdp_geneve over the run: " << sum;
-	EXPECT_EQ(json_u64(sum, "no-target"), 0u) << sum;
+	EXPECT_EQ(json_u64(sum, "no_target"), 0u) << sum;
 	EXPECT_EQ(json_u64(sum, "rx_dropped"), 0u) << "no frame refused by a socket: " << sum;
 	auto pq = per_queue(sum);
 	EXPECT_EQ(pq.size(), queues_) << sum;
@@ -226,7 +226,7 @@ TEST_F(QueuesVeth, RecvGeneveOneQueueNeverCountsOtherQueuesRedirected)
 	ASSERT_FALSE(sum.empty());
 	uint64_t got = json_u64(sum, "packets").value_or(~0ull);
 	uint64_t redirected = json_u64(sum, "redirected").value_or(~0ull);
-	uint64_t none = json_u64(sum, "no-target").value_or(~0ull);
+	uint64_t none = json_u64(sum, "no_target").value_or(~0ull);
 	EXPECT_EQ(redirected, got) << "every frame counted redirected reached a socket: " << sum;
 	EXPECT_EQ(got + none, sent) << "received + no-target == sent: " << sum;
 	if (!nics()) {

@@ -226,10 +226,15 @@ protected:
 	{
 		CmdResult r = tool(e.ns, {"vlan", "stats", e.ifname}, true);
 		EXPECT_EQ(r.exit_code, 0) << last_cmd_ << ": " << r.describe();
-		size_t h = r.out.find("\"" + hook + "\":{");
+		// keys in snake_case: "tc_egress", "dropped_not_allowed"
+		auto snake = [](std::string k) {
+			std::replace(k.begin(), k.end(), '-', '_');
+			return k;
+		};
+		size_t h = r.out.find("\"" + snake(hook) + "\":{");
 		if (h == std::string::npos)
 			return -1;
-		std::string key = "\"" + reason + "\":{";
+		std::string key = "\"" + snake(reason) + "\":{";
 		size_t p = r.out.find(key, h);
 		if (p == std::string::npos)
 			return -1;
@@ -716,7 +721,7 @@ TEST_F(VlanVeth, DispatcherChainsVlanGeneveAndAForeignProgram)
 	EXPECT_EQ(exchange(a_, b_, {kQ100}, n, n, kMacC).size(), 0u) << "chain: popped, then dropped by xdp_foreign";
 	EXPECT_EQ(counter(b_, "xdp", "popped"), 2 * n) << "popped counter";
 	CmdResult gs = tool(b_.ns, {"geneve", "stats", b_.ifname}, true);
-	EXPECT_NE(gs.out.find("\"not-geneve\":{\"packets\":" + std::to_string(2 * n)), std::string::npos)
+	EXPECT_NE(gs.out.find("\"not_geneve\":{\"packets\":" + std::to_string(2 * n)), std::string::npos)
 		<< "xdp_geneve saw every frame: " << gs.out;
 
 	// offload-tool removes its own two; the foreign program stays until

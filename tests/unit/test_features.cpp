@@ -176,6 +176,25 @@ TEST(FeatureNames, EthtoolNamesRoundTrip)
 	EXPECT_EQ(mask_names(0), "none");
 }
 
+// ethtool -K's short names stand for every feature string their pattern
+// matches (ethtool.c off_flag_def), as --stack kind:+NAME/-NAME takes them
+TEST(FeatureNames, EthtoolShortNamesAreTheirPatterns)
+{
+	using F = NetdevFeature;
+	EXPECT_EQ(feature_mask_from_name("tx"), fbit(F::ip_csum) | fbit(F::ipv6_csum) | fbit(F::hw_csum));
+	EXPECT_EQ(mask_names(*feature_mask_from_name("tso")),
+		  "tx-tcp-segmentation,tx-tcp-ecn-segmentation,tx-tcp-mangleid-segmentation,tx-tcp6-segmentation");
+	EXPECT_EQ(feature_mask_from_name("ufo"), fbit(F::gso_udp));
+	EXPECT_EQ(feature_mask_from_name("sg"), fbit(F::sg) | fbit(F::fraglist));
+	EXPECT_EQ(feature_mask_from_name("rx"), fbit(F::rxcsum));
+	EXPECT_EQ(feature_mask_from_name("txvlan"), fbit(F::vlan_ctag_tx));
+	EXPECT_EQ(feature_mask_from_name("tx-udp-segmentation"), fbit(F::gso_udp_l4));
+	EXPECT_EQ(feature_mask_from_name("gro"), std::nullopt) << "an RX feature the model does not hold";
+	EXPECT_EQ(feature_mask_from_name("tx-checksum"), std::nullopt) << "a pattern, not a name";
+	for (NetdevFeature f : all_features())
+		EXPECT_EQ(feature_mask_from_name(feature_name(f)), fbit(f)) << feature_name(f);
+}
+
 TEST(FeatureMasks, MatchNetdevFeaturesH)
 {
 	// include/linux/netdev_features.h: NETIF_F_GSO_MASK spans bits 16..34

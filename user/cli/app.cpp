@@ -43,10 +43,17 @@ void build_app(CLI::App &app, Globals &g, int &rc)
 {
 	// with --json (either order) one JSON object; CLI11 runs this callback
 	// before it sets g.json (defined later), so ask the option itself
-	app.set_version_flag("--version", [&app] { return version_text(app.get_option("--json")->count() > 0); },
+	bind_output(&g);
+	app.set_version_flag("--version",
+			     [&app] {
+				     const bool pretty = app.get_option("--pretty")->count() > 0;
+				     return version_text(app.get_option("--json")->count() > 0 || pretty, pretty);
+			     },
 			     "Print the versions of offload-tool, libbpf, libxdp and the kernel, and the kernel features "
 			     "it probes");
-	app.add_flag("--json", g.json, "Machine-readable output");
+	app.add_flag("-j,--json", g.json, "Machine-readable output (JSON; errors too, on stdout)");
+	app.add_flag_callback(
+		"-p,--pretty", [&g] { g.json = g.pretty = true; }, "JSON, indented for reading (implies --json)");
 	app.add_flag("-v,--verbose", g.verbose, "More output (-vv shows libbpf/libxdp debug)");
 	app.add_option("-n,--netns", g.netns, "Run in this network namespace (like ip -n)");
 	app.require_subcommand(1);

@@ -24,11 +24,6 @@ struct FeatOpts {
 	unsigned vlans = 0, payload = 4000, mss = 1000;
 };
 
-const char *where_name(Where w)
-{
-	return w == Where::software ? "software" : w == Where::hardware ? "hardware" : "none";
-}
-
 // The lines of ethtool -k that matter on TX, for one mask.
 void print_ethtool_like(FeatureMask m, const char *indent)
 {
@@ -98,9 +93,9 @@ void print_json(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 	Json j;
 	j.begin_object().kv("kernel", o.kernel).kv("running", running_kernel().text).kv("patched", o.patched)
 		.kv("packet", p.describe());
-	j.begin_object("segmentation").kv("where", where_name(r.seg))
+	j.begin_object("segmentation").kv("where", r.placement(true))
 		.kv("device", r.seg_layer >= 0 ? r.layers[r.seg_layer].device : std::string()).end_object();
-	j.begin_object("checksum").kv("where", where_name(r.csum))
+	j.begin_object("checksum").kv("where", r.placement(false))
 		.kv("device", r.csum_layer >= 0 ? r.layers[r.csum_layer].device : std::string()).end_object();
 	j.kv("bottom_skbs", r.bottom_skbs).kv("bottom_gso", r.bottom_gso).kv("summary", r.summary());
 	j.begin_array("layers");

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "geneve_cli.hpp"
+#include "prometheus.hpp"
 #include "xoffload/geneve/geneve.hpp"
 #include "xoffload/bpf/loader.hpp"
 #include "xoffload/core/pins.hpp"
@@ -53,6 +54,14 @@ std::string vni_str(uint32_t vni)
 	return vni == XO_GNV_VNI_DEFAULT ? "default" : std::to_string(vni);
 }
 
+void json_vni(Json &j, uint32_t vni)
+{
+	if (vni == XO_GNV_VNI_DEFAULT)
+		j.null("vni").kv("default", true);
+	else
+		j.kv("vni", vni);
+}
+
 CLI::App *geneve_group(CLI::App *gv, const char *name, const char *desc)
 {
 	auto *s = gv->add_subcommand(name, desc);
@@ -75,16 +84,13 @@ std::pair<CLI::App *, std::shared_ptr<GeneveOpts>> geneve_leaf(CLI::App *parent,
 
 namespace {
 
-void set_text(const Globals &g, const char *title, const GeneveCounterSet &c, const GeneveCounterSet *prev,
-	      double dt)
+// The total with every counter, zeros too (as ip -s and ethtool -S); a VNI
+// with the counters that moved (every counter with -v): a VNI has as many
+// lines as reasons, and there may be thousands of VNIs.
+void set_text(bool all, const char *title, const GeneveCounterSet &c, const GeneveCounterSet *prev, double dt)
 {
-	uint64_t total = 0;
-	for (unsigned r = 0; r < kGeneveStats; r++)
-		total += c[r].packets - (prev ? (*prev)[r].packets : 0);
-	if (!total && !g.verbose)
-		return;
-	std::printf("%s%s\n", title, prev ? " (per second)" : "");
-	print_counter_set(c, prev, geneve_counter_name, 24, g.verbose, dt);
+	std::printf("%s\n", title);
+	print_counter_set(c, prev, geneve_counter_name, 24, all, dt);
 }
 
 const GeneveCounterSet *find_vni(const GeneveCounters *c, uint32_t vni)
@@ -98,28 +104,63 @@ const GeneveCounterSet *find_vni(const GeneveCounters *c, uint32_t vni)
 	return &zero;
 }
 
+// In watch mode (@prev) each sample is rates over @dt seconds, pps and bps
+// in the text, packets_per_s and bits_per_s in JSON, with the sample's
+// wall-clock time.
 void print_counters(const Globals &g, const Netdev &dev, const GeneveCounters &c, const GeneveCounters *prev,
 		    double dt)
 {
+	if (g.prometheus) {
+		Prom p({{"netns", g.netns}, {"ifname", dev.name}});
+		for (const bool bytes : {false, true}) {
+			p.family(bytes ? "xoffload_geneve_bytes_total" : "xoffload_geneve_packets_total", "counter",
+				 bytes ? "Bytes of the frames xdp_geneve counted, by reason (geneve stats)"
+				       : "Frames xdp_geneve counted, by reason (geneve stats)");
+			for (unsigned r = 0; r < kGeneveStats; r++)
+				p.sample({{"reason", geneve_counter_name(r)}},
+					 uint64_t{bytes ? c.total[r].bytes : c.total[r].packets});
+		}
+		for (const bool bytes : {false, true}) {
+			p.family(bytes ? "xoffload_geneve_vni_bytes_total" : "xoffload_geneve_vni_packets_total", "counter",
+				 bytes ? "Bytes of the frames xdp_geneve counted per VNI (vni=\"default\": VNIs without a "
+					 "rule), by reason"
+				       : "Frames xdp_geneve counted per VNI (vni=\"default\": VNIs without a rule), by reason");
+			for (const auto &[vni, s] : c.per_vni)
+				for (unsigned r = 0; r < kGeneveStats; r++)
+					p.sample({{"vni", vni_str(vni)}, {"reason", geneve_counter_name(r)}},
+						 uint64_t{bytes ? s[r].bytes : s[r].packets});
+		}
+		p.print();
+		return;
+	}
 	if (g.json) {
 		Json j;
 		j.begin_object().kv("interface", dev.name);
 		if (prev)
-			j.kv("interval_s", dt);
+			j.kv("timestamp", sample_time()).kv("interval_s", dt);
 		j.begin_object("total");
-		json_counter_set(j, c.total, prev ? &prev->total : nullptr, geneve_counter_name);
+		json_counter_set(j, c.total, prev ? &prev->total : nullptr, geneve_counter_name, dt);
 		j.end_object().begin_array("vnis");
 		for (const auto &[vni, s] : c.per_vni) {
-			j.begin_object().kv("vni", vni_str(vni));
-			json_counter_set(j, s, find_vni(prev, vni), geneve_counter_name);
+			j.begin_object();
+			json_vni(j, vni);
+			json_counter_set(j, s, find_vni(prev, vni), geneve_counter_name, dt);
 			j.end_object();
 		}
 		j.end_array().end_object().print();
 		return;
 	}
-	set_text(g, (dev.name + " total").c_str(), c.total, prev ? &prev->total : nullptr, dt);
-	for (const auto &[vni, s] : c.per_vni)
-		set_text(g, ("  vni " + vni_str(vni)).c_str(), s, find_vni(prev, vni), dt);
+	if (prev)
+		std::printf("%s %s, per second over %.1f s\n", dev.name.c_str(), sample_clock().c_str(), dt);
+	set_text(true, (dev.name + " total").c_str(), c.total, prev ? &prev->total : nullptr, dt);
+	for (const auto &[vni, s] : c.per_vni) {
+		const GeneveCounterSet *p = find_vni(prev, vni);
+		bool moved = g.verbose > 0;
+		for (unsigned r = 0; r < kGeneveStats && !moved; r++)
+			moved = s[r].packets != (p ? (*p)[r].packets : 0);
+		if (moved)
+			set_text(g.verbose > 0, ("  vni " + vni_str(vni)).c_str(), s, p, dt);
+	}
 	std::fflush(stdout);
 }
 
@@ -185,9 +226,14 @@ void add_geneve_command(CLI::App &app, Globals &g, int &rc)
 	{
 		auto [s, o] = geneve_leaf(gv, "stats", "Counters by reason, in total and per VNI");
 		auto *count = add_interval_count(s, o->interval, o->count);
+		add_format(s, o->format);
 		s->callback([&g, &rc, o, count] {
 			if (interval_count_misuse(count, o->interval)) {
 				rc = report(usage_error("--count needs --interval"));
+				return;
+			}
+			if (auto st = apply_format(g, o->format, o->interval > 0); !st) {
+				rc = report(st.error());
 				return;
 			}
 			geneve_run(g, rc, o->ifname, false, [&](const Netdev &dev, GeneveMaps &m) -> Status {

@@ -76,8 +76,9 @@ void add_geneve_rule_commands(CLI::App *gv, Globals &g, int &rc)
 				bool steer = *act == XO_GNV_ACT_XSK || *act == XO_GNV_ACT_CPU;
 				if (g.json) {
 					Json j;
-					j.begin_object().kv("interface", dev.name).kv("vni", vni_str(*vni))
-						.kv("action", geneve_action_name(*act));
+					j.begin_object().kv("interface", dev.name);
+					json_vni(j, *vni);
+					j.kv("action", geneve_action_name(*act));
 					if (steer)
 						j.kv("queues", r.queues);
 					j.end_object().print();
@@ -108,11 +109,14 @@ void add_geneve_rule_commands(CLI::App *gv, Globals &g, int &rc)
 			geneve_run(g, rc, o->ifname, false, [&](const Netdev &dev, GeneveMaps &m) -> Status {
 				if (auto st = m.rule_del(*vni); !st)
 					return st;
-				if (g.json)
-					Json().begin_object().kv("interface", dev.name).kv("vni", vni_str(*vni))
-						.kv("action", "deleted").end_object().print();
-				else
+				if (g.json) {
+					Json j;
+					j.begin_object().kv("interface", dev.name);
+					json_vni(j, *vni);
+					j.kv("action", "deleted").end_object().print();
+				} else {
 					std::printf("%s: rule of vni %s removed\n", dev.name.c_str(), vni_str(*vni).c_str());
+				}
 				return ok();
 			});
 		});
@@ -133,9 +137,11 @@ void add_geneve_rule_commands(CLI::App *gv, Globals &g, int &rc)
 					Json j;
 					j.begin_object().kv("interface", dev.name).kv("verify_csum", csum).kv("decap_via", via)
 						.begin_array("rules");
-					for (const auto &r : *rules)
-						j.begin_object().kv("vni", vni_str(r.vni)).kv("action", geneve_action_name(r.action))
-							.kv("queues", r.queues).end_object();
+					for (const auto &r : *rules) {
+						j.begin_object();
+						json_vni(j, r.vni);
+						j.kv("action", geneve_action_name(r.action)).kv("queues", r.queues).end_object();
+					}
 					j.end_array().end_object().print();
 					return ok();
 				}

@@ -161,7 +161,7 @@ void print_start(const Globals &g, const Netdev &dev, const XskOpts &o, const En
 	if (g.json) {
 		// tells scripts the sockets are in place
 		Json j;
-		j.begin_object().kv("type", "start").kv("interface", dev.name).kv("queues", queue_list(e))
+		j.begin_object().kv("type", "start").kv("interface", dev.name).array("queues", queues_of(e))
 			.kv("sockets", static_cast<uint64_t>(e.socks.size())).kv("mode", e.mode)
 			.kv("multi_buffer", e.sg).kv("kernel", running_kernel().text);
 		if (ch)

@@ -162,7 +162,7 @@ Status send_gso(const Globals &g, const Netdev &dev, Engine &e, const XskOpts &o
 	auto r = send_segmented(e, dev, send_config(o), super->bytes, req, *pcap ? &**pcap : nullptr, hooks);
 	if (!r)
 		return r.error();
-	if (!g.json)
+	if (!g.json && !g.prometheus)
 		std::printf("  gso: %" PRIu64 " super-packets -> %" PRIu64 " segments\n", r->super_packets, r->segments);
 	return report_send(g, dev, e, *r, *pcap);
 }

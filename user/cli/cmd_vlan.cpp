@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "prometheus.hpp"
 #include "xoffload/bpf/loader.hpp"
 #include "xoffload/core/pins.hpp"
 #include "xoffload/vlan/vlan.hpp"
@@ -26,6 +27,7 @@ struct VlanOpts {
 	std::vector<std::string> vids;
 	double interval = 0;
 	unsigned count = 0;
+	std::string format = "text";
 };
 
 // Runs fn(dev, maps, dir) after the common checks, reporting any error.
@@ -89,32 +91,46 @@ void policy_json(Json &j, const xo_vlan_policy &p, const std::vector<VidRule> &r
 }
 
 
+// Every counter of every hook, zeros too (as ip -s and ethtool -S print
+// theirs: a counter that did not move is news as well). In watch mode
+// (@prev) each sample is rates over @dt seconds, pps and bps in the text,
+// packets_per_s and bits_per_s in JSON, with the sample's wall-clock time.
 void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, const VlanCounters *prev,
 		    double dt)
 {
+	if (g.prometheus) {
+		Prom p({{"netns", g.netns}, {"ifname", dev.name}});
+		for (const bool bytes : {false, true}) {
+			p.family(bytes ? "xoffload_vlan_bytes_total" : "xoffload_vlan_packets_total", "counter",
+				 bytes ? "Bytes of the frames the VLAN programs counted, by hook and reason (vlan stats)"
+				       : "Frames the VLAN programs counted, by hook and reason (vlan stats)");
+			for (unsigned h = 0; h < kHooks; h++)
+				for (unsigned r = 0; r < kVlanStats; r++)
+					p.sample({{"hook", to_string(static_cast<Hook>(h))}, {"reason", vlan_counter_name(r)}},
+						 uint64_t{bytes ? c.v[h][r].bytes : c.v[h][r].packets});
+		}
+		p.print();
+		return;
+	}
 	if (g.json) {
 		Json j;
 		j.begin_object().kv("interface", dev.name);
 		if (prev)
-			j.kv("interval_s", dt);
+			j.kv("timestamp", sample_time()).kv("interval_s", dt);
 		j.begin_object("hooks");
 		for (unsigned h = 0; h < kHooks; h++) {
 			j.begin_object(to_string(static_cast<Hook>(h)));
-			json_counter_set(j, c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name);
+			json_counter_set(j, c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name, dt);
 			j.end_object();
 		}
 		j.end_object().end_object().print();
 		return;
 	}
+	if (prev)
+		std::printf("%s %s, per second over %.1f s\n", dev.name.c_str(), sample_clock().c_str(), dt);
 	for (unsigned h = 0; h < kHooks; h++) {
-		uint64_t total = 0;
-		for (unsigned r = 0; r < kVlanStats; r++)
-			total += c.v[h][r].packets;
-		if (!total)
-			continue;
-		std::printf("%s %s%s\n", dev.name.c_str(), to_string(static_cast<Hook>(h)), prev ? " (per second)" : "");
-		// reasons that never happened: -v or --json shows them
-		print_counter_set(c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name, 22, g.verbose, dt);
+		std::printf("%s %s\n", dev.name.c_str(), to_string(static_cast<Hook>(h)));
+		print_counter_set(c.v[h], prev ? &prev->v[h] : nullptr, vlan_counter_name, 24, true, dt);
 	}
 	std::fflush(stdout);
 }
@@ -365,9 +381,14 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc)
 	{
 		auto [s, o] = add("stats", "Per-hook counters by reason");
 		auto *count = add_interval_count(s, o->interval, o->count);
+		add_format(s, o->format);
 		s->callback([&g, &rc, o, count] {
 			if (interval_count_misuse(count, o->interval)) {
 				rc = report(usage_error("--count needs --interval"));
+				return;
+			}
+			if (auto st = apply_format(g, o->format, o->interval > 0); !st) {
+				rc = report(st.error());
 				return;
 			}
 			run(g, rc, *o, [&](const Netdev &dev, VlanMaps &m, Dir) -> Status {

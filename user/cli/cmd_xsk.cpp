@@ -53,16 +53,18 @@ Status check_common(const XskOpts &o, unsigned queue_limit)
 
 namespace {
 
-void add_common(CLI::App *c, XskOpts &o)
+CLI::Option *add_common(CLI::App *c, XskOpts &o)
 {
+	add_format(c, o.format);
 	c->add_option("interface", o.ifname, "Interface")->required();
 	c->add_option("--queue", o.queue, "Queue to use (default 0)")->check(whole_number(0, UINT32_MAX));
 	c->add_option("--queues", o.queues,
 		      "Queues to use, one socket each, one shared UMEM: N (0..N-1), a list (0-3, 1,3) or all");
 	c->add_option("--count", o.count, "Stop after N frames")->check(whole_number(1));
 	c->add_option("--duration", o.duration, "Stop after S seconds")->check(positive_number());
-	c->add_option("--interval", o.interval, "Stats line every S seconds (0: none)")
-		->check(positive_number(true))->capture_default_str();
+	auto *interval = c->add_option("--interval", o.interval, "Stats line every S seconds (0: none)")
+				 ->check(positive_number(true))
+				 ->capture_default_str();
 	c->add_option("--pcap", o.pcap, "Write the frames to this pcap file");
 	c->add_option("--xsk-mode", o.xsk_mode, "AF_XDP bind mode: auto, zero-copy or copy")->capture_default_str();
 	c->add_option("--ring-size", o.ring_size, "Size of every ring (power of two)")
@@ -75,6 +77,18 @@ void add_common(CLI::App *c, XskOpts &o)
 		->capture_default_str();
 	c->add_flag("--no-need-wakeup", o.no_need_wakeup, "Do not bind with XDP_USE_NEED_WAKEUP");
 	c->add_flag("--busy-poll", o.busy_poll, "Prefer busy polling (SO_PREFER_BUSY_POLL)");
+	return interval;
+}
+
+// --format: prometheus prints the summary only, so no interval lines unless
+// --interval asks for them, which it refuses
+Status take_format(Globals &g, XskOpts &o)
+{
+	if (auto st = apply_format(g, o.format, o.interval_given && o.interval > 0); !st)
+		return st;
+	if (g.prometheus)
+		o.interval = 0;
+	return ok();
 }
 
 } // namespace
@@ -83,7 +97,7 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 {
 	auto so = std::make_shared<XskOpts>();
 	auto *s = app.add_subcommand("send", "Generate frames through AF_XDP (pktgen-like)");
-	add_common(s, *so);
+	auto *s_interval = add_common(s, *so);
 	s->add_option("--dst-mac", so->dst_mac, "Destination MAC")->required();
 	s->add_option("--src-mac", so->src_mac, "Source MAC (default: the interface's)");
 	s->add_option("--src-ip", so->src_ip, "Source IPv4/IPv6 address")->required();
@@ -120,7 +134,12 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	s->add_option("--outer-src-mac", so->outer_src_mac, "Outer source MAC (default: the interface's)");
 	s->add_option("--outer-dst-mac", so->outer_dst_mac, "Outer destination MAC (default: --dst-mac)");
 	s->add_flag("--geneve-csum", so->geneve_csum, "Compute the outer UDP checksum (default: zero)");
-	s->callback([&g, &rc, so] {
+	s->callback([&g, &rc, so, s_interval] {
+		so->interval_given = s_interval->count() > 0;
+		if (auto st = take_format(g, *so); !st) {
+			rc = report(st.error());
+			return;
+		}
 		if (auto st = run_send(g, *so); !st)
 			rc = report(st.error());
 	});
@@ -128,7 +147,7 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	auto ro = std::make_shared<XskOpts>();
 	auto *r = app.add_subcommand("recv", "Receive frames through AF_XDP (attaches xdp_xsk while running, "
 					     "or shares xdp_geneve's XSKMAP with --geneve)");
-	add_common(r, *ro);
+	auto *r_interval = add_common(r, *ro);
 	auto *xdp_mode = r->add_option("--xdp-mode", ro->xdp_mode, "XDP attach mode: native or skb (alias generic)")->capture_default_str();
 	r->add_flag("--geneve", ro->geneve,
 		    "Do not attach xdp_xsk: put N sockets on each queue (--queue, default 0, or --queues LIST|all), "
@@ -149,8 +168,13 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	r->add_option("--multi-buffer", ro->multi_buffer,
 		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")
 		->capture_default_str();
-	r->callback([&g, &rc, ro, xdp_mode] {
+	r->callback([&g, &rc, ro, xdp_mode, r_interval] {
 		ro->xdp_mode_given = xdp_mode->count() > 0;
+		ro->interval_given = r_interval->count() > 0;
+		if (auto st = take_format(g, *ro); !st) {
+			rc = report(st.error());
+			return;
+		}
 		if (auto st = run_recv(g, *ro); !st)
 			rc = report(st.error());
 	});

@@ -68,9 +68,12 @@ inline CLI::Validator positive_number(bool zero_ok = false)
 // Every option and subcommand of offload-tool on @app; parsing runs the
 // chosen command's callback, which stores its exit code in @rc. No side
 // effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
+// The app's one-line description (--help, the man page's NAME).
+inline constexpr const char *kToolDescription =
+	"xoffload: VLAN, Geneve, segmentation and checksum offloads in XDP, TC and AF_XDP";
 void build_app(CLI::App &app, Globals &g, int &rc);
 // What --version prints (version.cpp): text, or one JSON object.
-std::string version_text(bool json);
+std::string version_text(bool json, bool pretty);
 
 // --interval S and --count N of a stats command. In its callback,
 // interval_count_misuse() is the usage error of --count without --interval.
@@ -80,6 +83,19 @@ inline CLI::Option *add_interval_count(CLI::App *s, double &interval, unsigned &
 	return s->add_option("--count", count, "Stop after N intervals (with --interval)")
 		->check(whole_number(1, UINT32_MAX));
 }
+
+// --format text|json|prometheus of the commands that print counters (vlan
+// stats, geneve stats, send, recv).
+inline CLI::Option *add_format(CLI::App *s, std::string &format)
+{
+	return s->add_option("--format", format,
+			     "text (default), json (as --json) or prometheus (node_exporter's textfile format: "
+			     "one snapshot, counters as counters)")
+		->check(CLI::IsMember({"text", "json", "prometheus"}));
+}
+// Applies --format to @g. Usage error: prometheus with --json (two formats),
+// prometheus with an interval (@watch; a textfile holds one snapshot).
+Status apply_format(Globals &g, const std::string &format, bool watch);
 
 inline bool interval_count_misuse(const CLI::Option *count, double interval)
 {

@@ -20,6 +20,7 @@ struct GeneveOpts {
 	bool dflt = false, remove = false, nic = false, watch = false;
 	double interval = 0;
 	unsigned count = 0;
+	std::string format = "text";
 };
 
 // Runs fn(dev, maps) after the common checks, reporting any error.
@@ -29,6 +30,9 @@ void geneve_run(const Globals &g, int &rc, const std::string &ifname, bool creat
 
 // "default" for XO_GNV_VNI_DEFAULT, else the number.
 std::string vni_str(uint32_t vni);
+// "vni":N, or for the default rule "vni":null,"default":true (JSON numbers
+// stay numbers; "default" is what users type for it)
+void json_vni(Json &j, uint32_t vni);
 
 // A subcommand of @gv that takes subcommands (port, rule, option).
 CLI::App *geneve_group(CLI::App *gv, const char *name, const char *desc);

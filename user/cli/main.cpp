@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // offload-tool: command line front end of libxoffload.
 #include <cstdio>
+#include <cstring>
 
 #include "commands.hpp"
 
@@ -10,8 +11,7 @@ int main(int argc, char **argv)
 	cli::Globals g;
 	int rc = 0;
 
-	CLI::App app{"xoffload: VLAN, Geneve, segmentation and checksum offloads in XDP, TC and AF_XDP",
-		     "offload-tool"};
+	CLI::App app{cli::kToolDescription, "offload-tool"};
 	cli::build_app(app, g, rc);
 
 	try {
@@ -36,8 +36,14 @@ int main(int argc, char **argv)
 			else if (at != &app)
 				msg = at->get_name() + " needs a subcommand";
 		}
-		std::fprintf(stderr, "offload-tool: %s (see --help)\n", msg.c_str());
-		return 2;
+		// a parse error may come before the flags were read: ask the words
+		bool json = false;
+		for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; i++) {
+			const bool pretty = !std::strcmp(argv[i], "-p") || !std::strcmp(argv[i], "--pretty");
+			json = json || pretty || !std::strcmp(argv[i], "-j") || !std::strcmp(argv[i], "--json");
+			g.pretty = g.pretty || pretty;	// bound to the output: the object is indented as asked
+		}
+		return cli::report_error(msg + " (see --help)", 2, json);
 	}
 	return rc;
 }

@@ -7,13 +7,16 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 
 #include "commands.hpp"
 #include "output.hpp"
 #include "xoffload/core/kernel.hpp"
+#include "xoffload/core/version.hpp"
 
 namespace xoffload::cli {
 
@@ -39,6 +42,31 @@ LibVersion library_of(const void *sym)
 	return v;
 }
 
+// TCX (6.6): BPF_PROG_QUERY of attach type BPF_TCX_INGRESS on the loopback
+// device; kernels without it refuse the type with EINVAL
+// (kernel/bpf/syscall.c bpf_prog_query()). Debian 12's UAPI headers predate
+// the enum value, hence the number.
+ProbeResult probe_tcx()
+{
+	constexpr int kBpfTcxIngress = 46;	// include/uapi/linux/bpf.h, enum bpf_attach_type
+	LIBBPF_OPTS(bpf_prog_query_opts, q);
+	const int err = bpf_prog_query_opts(1, static_cast<bpf_attach_type>(kBpfTcxIngress), &q);
+	ProbeResult r;
+	r.probed = true;
+	if (!err) {
+		r.ok = true;
+		r.how = "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered";
+	} else if (err == -EINVAL) {
+		r.how = "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered EINVAL (type unknown)";
+	} else {
+		r.probed = false;
+		r.ok = running_kernel().at_least(6, 6);
+		r.how = "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered " + std::string(strerror(-err)) +
+			"; taken from the release (6.6)";
+	}
+	return r;
+}
+
 std::string yes_no(const ProbeResult &p)
 {
 	return std::string(p.ok ? "yes" : "no") + " (" + p.how + ")";
@@ -46,26 +74,30 @@ std::string yes_no(const ProbeResult &p)
 
 } // namespace
 
-std::string version_text(bool json)
+std::string version_text(bool json, bool pretty)
 {
 	const LibVersion bpf = library_of(reinterpret_cast<const void *>(&libbpf_version_string));
 	const LibVersion xdp = library_of(reinterpret_cast<const void *>(&xdp_program__open_file));
 	const std::string libbpf = bpf.version.empty() ? std::string(libbpf_version_string()) : bpf.version;
 	const ProbeResult &sg = probe_xdp_use_sg(), &meta = probe_xsk_tx_metadata(), &uso = probe_udp_l4_gso();
 	const bool frags = kernel_has_xdp_frags();
+	const ProbeResult tcx = probe_tcx();
 	if (json) {
 		Json j;
-		j.begin_object().kv("version", XOFFLOAD_VERSION).kv("libbpf", libbpf).kv("libbpf_path", bpf.path)
+		j.begin_object().kv("version", library_version()).kv("libbpf", libbpf).kv("libbpf_path", bpf.path)
 			.kv("libxdp", xdp.version).kv("libxdp_path", xdp.path).kv("kernel", running_kernel().text);
 		j.begin_object("kernel_features");
 		const std::pair<const char *, const ProbeResult *> probes[] = {
-			{"xdp_use_sg", &sg}, {"xsk_tx_metadata", &meta}, {"udp_l4_gso", &uso}};
+			{"xdp_use_sg", &sg}, {"xsk_tx_metadata", &meta}, {"udp_l4_gso", &uso}, {"tcx", &tcx}};
 		for (const auto &[name, p] : probes)
 			j.begin_object(name).kv("present", p->ok).kv("probed", p->probed).kv("how", p->how).end_object();
-		j.kv("xdp_frags", frags).end_object().end_object();
-		return j.str();
+		j.kv("xdp_frags", frags)
+			.kv("libxdp_dispatcher", "decided at each attach: status says multiprog or single")
+			.end_object()
+			.end_object();
+		return j.str(pretty);
 	}
-	std::string s = std::string("offload-tool ") + XOFFLOAD_VERSION + "\n";
+	std::string s = std::string("offload-tool ") + library_version() + "\n";
 	s += "libbpf " + libbpf + (bpf.path.empty() ? "" : " (" + bpf.path + ")") + "\n";
 	s += "libxdp " + (xdp.version.empty() ? std::string("?") : xdp.version) +
 	     (xdp.path.empty() ? "" : " (" + xdp.path + ")") + "\n";
@@ -75,6 +107,7 @@ std::string version_text(bool json)
 	s += "  AF_XDP multi-buffer (XDP_USE_SG): " + yes_no(sg) + "\n";
 	s += "  AF_XDP TX metadata: " + yes_no(meta) + "\n";
 	s += "  UDP_L4 GSO (tun USO): " + yes_no(uso) + "\n";
+	s += "  TCX (BPF links at tc ingress/egress; xoffload attaches through clsact): " + yes_no(tcx) + "\n";
 	s += "  libxdp dispatcher: decided at each attach (status says multiprog or single)";
 	return s;
 }

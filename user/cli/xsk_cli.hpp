@@ -27,6 +27,8 @@ struct XskOpts {
 	std::optional<uint64_t> count;
 	std::optional<double> duration;
 	double interval = 1.0;
+	bool interval_given = false;	// --interval on the command line
+	std::string format = "text";	// --format text|json|prometheus
 	std::string pcap;
 	std::string xsk_mode = "auto";
 	uint32_t ring_size = 2048;

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "prometheus.hpp"
 #include "xsk_cli.hpp"
 #include "xoffload/core/kernel.hpp"
 
@@ -60,6 +61,78 @@ void accounting_out(const xsk::Engine &e, Json &j)
 	j.end_array();
 }
 
+// The run's summary as node_exporter's textfile collector reads it: the
+// counters of this run (they start at zero with every run, which Prometheus
+// takes as a counter reset), the run's length and whether its frame
+// accounting held.
+void prom_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bool rx, const xsk::Totals &t,
+		  double secs, const xsk::XskProgCounters *xc, bool interrupted, const GeneveCounterSet *gnv)
+{
+	const std::string dir = rx ? "rx" : "tx";
+	Prom p({{"netns", g.netns}, {"ifname", dev.name}, {"dir", dir}});
+	p.family("xoffload_xsk_packets_total", "counter", "Frames the AF_XDP sockets of the run received or sent")
+		.sample({}, t.packets);
+	p.family("xoffload_xsk_bytes_total", "counter", "Bytes of those frames").sample({}, t.bytes);
+	p.family("xoffload_xsk_run_seconds", "gauge", "Length of the run").sample({}, secs);
+	p.family("xoffload_xsk_sockets", "gauge", "AF_XDP sockets of the run")
+		.sample({{"mode", e.mode}}, static_cast<uint64_t>(e.socks.size()));
+	p.family("xoffload_xsk_ring_full_total", "counter",
+		 rx ? "Refills that found the fill ring already full (ahead of the kernel, not a loss)"
+		    : "Sends that found the TX ring full (back-pressure, not a loss)")
+		.sample({}, t.ring_full);
+	p.family("xoffload_xsk_wakeups_total", "counter", "Wakeup system calls (sendto/poll) of the run")
+		.sample({}, t.wakeups);
+	p.family("xoffload_xsk_drops_total", "counter",
+		 "Frames lost or refused around the sockets, by reason (the kernel's XDP_STATISTICS and the kicks)");
+	const std::pair<const char *, uint64_t> drops[] = {
+		{"rx-dropped", t.k_rx_dropped},	  {"rx-ring-full", t.k_rx_ring_full}, {"fill-ring-empty", t.k_fill_empty},
+		{"rx-invalid", t.k_rx_invalid},	  {"tx-invalid", t.k_tx_invalid},     {"kick-errors", t.kick_errors}};
+	for (const auto &[reason, n] : drops)
+		p.sample({{"reason", reason}}, n);
+	p.family("xoffload_xsk_kick_busy_total", "counter", "TX kicks the kernel answered EBUSY (retried)")
+		.sample({}, t.kick_busy);
+	if (!rx) {
+		p.family("xoffload_xsk_tx_submitted_total", "counter", "Descriptors put on the TX rings")
+			.sample({}, t.submitted);
+		p.family("xoffload_xsk_tx_completed_total", "counter", "Descriptors the completion rings gave back")
+			.sample({}, t.completed);
+		if (t.dev_tx_dropped)
+			p.family("xoffload_xsk_device_tx_dropped_total", "counter",
+				 "The device's tx_dropped over the run (IFLA_STATS64)")
+				.sample({}, *t.dev_tx_dropped);
+	} else {
+		p.family("xoffload_xsk_rx_descriptors_total", "counter",
+			 "RX descriptors (more than frames when a frame spans several chunks)")
+			.sample({}, t.descs);
+		if (t.dev_rx) {
+			p.family("xoffload_xsk_device_rx_drops_total", "counter",
+				 "The device's own RX losses over the run, before XDP (IFLA_STATS64), by counter");
+			const std::pair<const char *, uint64_t> dev_drops[] = {{"rx_missed", t.dev_rx->missed},
+									       {"rx_fifo", t.dev_rx->fifo},
+									       {"rx_over", t.dev_rx->over},
+									       {"rx_dropped", t.dev_rx->dropped}};
+			for (const auto &[counter, n] : dev_drops)
+				p.sample({{"counter", counter}}, n);
+		}
+	}
+	if (xc) {
+		p.family("xoffload_xsk_xdp_packets_total", "counter", "Frames xdp_xsk counted during the run, by reason");
+		for (unsigned r = 0; r < XO_XSK_CNT_MAX; r++)
+			p.sample({{"reason", xsk::xsk_counter_name(r)}}, static_cast<uint64_t>(xc->v[r].packets));
+	}
+	if (gnv) {
+		p.family("xoffload_xsk_geneve_packets_total", "counter",
+			 "Frames xdp_geneve counted during the run, by reason (recv --geneve)");
+		for (unsigned r = 0; r < kGeneveStats; r++)
+			p.sample({{"reason", geneve_counter_name(r)}}, static_cast<uint64_t>((*gnv)[r].packets));
+	}
+	p.family("xoffload_xsk_interrupted", "gauge", "1 when a signal ended the run").sample({}, uint64_t{interrupted});
+	p.family("xoffload_xsk_accounting_consistent", "gauge",
+		 "1 when every UMEM frame of the run was accounted for at its end")
+		.sample({}, uint64_t{xsk::accounting_ok(e)});
+	p.print();
+}
+
 } // namespace
 
 void print_interval(const Globals &g, const Netdev &dev, const xsk::Engine &e, bool rx, const xsk::Totals &now,
@@ -99,10 +172,14 @@ void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bo
 {
 	double pps = secs > 0 ? static_cast<double>(t.packets) / secs : 0;
 	double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8 / secs / 1e9 : 0;
+	if (g.prometheus) {
+		prom_summary(g, dev, e, rx, t, secs, xc, interrupted, gnv);
+		return;
+	}
 	if (g.json) {
 		Json j;
 		j.begin_object().kv("type", "summary").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
-			.kv("queues", xsk::queue_list(e)).kv("mode", e.mode).kv("tx_metadata", e.md)
+			.array("queues", xsk::queues_of(e)).kv("mode", e.mode).kv("tx_metadata", e.md)
 			.kv("multi_buffer", e.sg).kv("kernel", running_kernel().text);
 		if (!e.md_why.empty())
 			j.kv("tx_metadata_why", e.md_why);

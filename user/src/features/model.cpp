@@ -143,15 +143,31 @@ std::optional<NetdevFeature> feature_from_name(std::string_view name)
 	for (const auto &n : kNames)
 		if (name == n.name)
 			return n.f;
-	// ethtool -K short names
-	if (name == "tso")
-		return F::tso;
-	if (name == "sg")
-		return F::sg;
-	if (name == "gso")
-		return F::gso;
-	if (name == "txvlan")
-		return F::vlan_ctag_tx;
+	return std::nullopt;
+}
+
+std::optional<FeatureMask> feature_mask_from_name(std::string_view name)
+{
+	if (auto f = feature_from_name(name))
+		return fbit(*f);
+	// ethtool.c off_flag_def: each short name stands for the feature
+	// strings matching its pattern ("tx-checksum-*", "tx-tcp*-segmentation")
+	struct Short {
+		std::string_view name;
+		FeatureMask m;
+	};
+	static constexpr Short kShort[] = {
+		{"rx", B(F::rxcsum)},
+		{"tx", fmask::csum},
+		{"sg", B(F::sg) | B(F::fraglist)},
+		{"tso", fmask::all_tso},
+		{"ufo", B(F::gso_udp)},
+		{"gso", B(F::gso)},
+		{"txvlan", B(F::vlan_ctag_tx)},
+	};
+	for (const auto &s : kShort)
+		if (s.name == name)
+			return s.m;
 	return std::nullopt;
 }
 
@@ -559,12 +575,11 @@ Result<std::vector<LayerSpec>> parse_stack(std::string_view s)
 			else if (o == "phv")
 				ls.mlx4_phv = true;
 			else if (!o.empty() && (o[0] == '+' || o[0] == '-')) {
-				auto f = feature_from_name(o.substr(1));
-				if (!f)
-					return usage_error("unknown feature '" + std::string(o.substr(1)) + "' in --stack");
-				(o[0] == '+' ? ls.force_on : ls.force_off) |= fbit(*f);
-				if (*f == F::tso && o[0] == '-')	// ethtool -K tso off: both TCP families
-					ls.force_off |= B(F::tso6) | B(F::tso_ecn) | B(F::tso_mangleid);
+				auto m = feature_mask_from_name(o.substr(1));
+				if (!m)
+					return usage_error("unknown feature '" + std::string(o.substr(1)) +
+							   "' in --stack (ethtool -k names, or tx, sg, tso, ufo, gso, rx, txvlan)");
+				(o[0] == '+' ? ls.force_on : ls.force_off) |= *m;
 			} else
 				return usage_error("unknown option '" + std::string(o) + "' for " + std::string(kind));
 		}
@@ -878,20 +893,35 @@ Resolution resolve(const std::vector<DeviceModel> &stack, const PacketClass &pkt
 	return res;
 }
 
+const char *Resolution::placement(bool of_seg) const
+{
+	const Where w = of_seg ? seg : csum;
+	const int layer = of_seg ? seg_layer : csum_layer;
+	if (w == Where::none || layer < 0)
+		return "not_requested";
+	if (w == Where::software)
+		return "software";
+	const DevKind k = layers[layer].kind;
+	if (k == DevKind::veth || k == DevKind::tun || k == DevKind::unknown)
+		return "none_in_stack";
+	return "hardware";
+}
+
 std::string Resolution::summary() const
 {
-	auto where = [&](Where w, int layer, const char *what) {
-		if (w == Where::none || layer < 0)
+	auto where = [&](bool of_seg, const char *what) {
+		const std::string_view p = placement(of_seg);
+		const int layer = of_seg ? seg_layer : csum_layer;
+		if (p == "not_requested")
 			return std::string(what) + ": not requested";
 		const LayerResult &l = layers[layer];
-		bool virt = l.kind == DevKind::veth || l.kind == DevKind::tun || l.kind == DevKind::unknown;
-		if (w == Where::software)
+		if (p == "software")
 			return std::string(what) + ": software at " + l.device;
-		if (virt)
+		if (p == "none_in_stack")
 			return std::string(what) + ": none in this stack, " + l.device + " hands the skb on as it is";
 		return std::string(what) + ": hardware (" + l.device + ")";
 	};
-	return where(seg, seg_layer, "segmentation") + "; " + where(csum, csum_layer, "checksum") + "; " +
+	return where(true, "segmentation") + "; " + where(false, "checksum") + "; " +
 	       std::to_string(bottom_skbs) + (bottom_gso ? " GSO skb" : " skb") + (bottom_skbs == 1 ? " leaves" : "s leave") +
 	       " the bottom device";
 }

@@ -52,6 +52,12 @@ inline constexpr FeatureMask one_for_all = gso_software | fbit(NetdevFeature::gs
 // ethtool -k name ("tx-tcp-segmentation"), nullptr for bits not modelled.
 const char *feature_name(NetdevFeature f);
 std::optional<NetdevFeature> feature_from_name(std::string_view name);
+// What `ethtool -K DEV NAME on|off` changes: a long name's bit, or the bits
+// of one of ethtool's short names (ethtool.c off_flag_def): tx (every TX
+// checksum), sg, tso (every tx-tcp*-segmentation), ufo, gso, rx, txvlan.
+// nullopt for a name not modelled (ethtool's RX-only gro, lro, rxvlan,
+// ntuple, rxhash included).
+std::optional<FeatureMask> feature_mask_from_name(std::string_view name);
 // Every modelled feature, in bit order.
 const std::vector<NetdevFeature> &all_features();
 // "tx-scatter-gather,tx-tcp-segmentation" (or "none").
@@ -171,6 +177,13 @@ struct Resolution {
 	bool bottom_gso = false;	// the bottom device receives/hands on a GSO skb
 	unsigned bottom_skbs_in = 1;	// skbs entering the bottom device's dev_queue_xmit
 	bool bottom_gso_in = false;
+	// What the summary says of segmentation (@seg) or the checksum, as one
+	// word: "not_requested", "software" (at layers[..._layer]), "none_in_stack"
+	// (the bottom is virtual, veth or tun: it hands the skb on unsegmented or
+	// with the checksum partial, and nothing in the stack does the work) or
+	// "hardware" (the bottom device's driver). The text and --json of
+	// `features` both say this.
+	const char *placement(bool seg) const;
 	std::string summary() const;
 };
 
