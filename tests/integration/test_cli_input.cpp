@@ -518,6 +518,16 @@ TEST(CliVersion, NamesTheLibrariesTheKernelAndItsProbes)
 	}
 	EXPECT_NE(j.out.find(std::string("\"xdp_frags\":") + (at_least(5, 18) ? "true" : "false")), std::string::npos)
 		<< j.out;
+	// the dispatcher probe answers as root (what it answers is the kernel's
+	// and the machine's: freplace is refused here, allowed on Debian's
+	// kernels), and the text says what the JSON says
+	const size_t fr = j.out.find("\"freplace\":{\"present\":");
+	ASSERT_NE(fr, std::string::npos) << j.out;
+	const bool freplace = j.out.compare(fr + 23, 4, "true") == 0;
+	EXPECT_NE(j.out.find("\"probed\":true", fr), std::string::npos) << j.out;
+	EXPECT_NE(t.out.find(std::string("freplace (libxdp's multiprog dispatcher can load): ") + (freplace ? "yes (" : "no (")),
+		  std::string::npos)
+		<< t.out << j.out;
 }
 
 // Deleting what is not there is a fact of the system, exit 1 with one line,

@@ -15,6 +15,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "xoffload/bpf/probe.hpp"
 #include "xoffload/core/kernel.hpp"
 #include "xoffload/core/version.hpp"
 
@@ -82,19 +83,19 @@ std::string version_text(bool json, bool pretty)
 	const ProbeResult &sg = probe_xdp_use_sg(), &meta = probe_xsk_tx_metadata(), &uso = probe_udp_l4_gso();
 	const bool frags = kernel_has_xdp_frags();
 	const ProbeResult tcx = probe_tcx();
+	const DispatcherProbe disp = probe_dispatcher();
 	if (json) {
 		Json j;
 		j.begin_object().kv("version", library_version()).kv("libbpf", libbpf).kv("libbpf_path", bpf.path)
 			.kv("libxdp", xdp.version).kv("libxdp_path", xdp.path).kv("kernel", running_kernel().text);
 		j.begin_object("kernel_features");
 		const std::pair<const char *, const ProbeResult *> probes[] = {
-			{"xdp_use_sg", &sg}, {"xsk_tx_metadata", &meta}, {"udp_l4_gso", &uso}, {"tcx", &tcx}};
+			{"xdp_use_sg", &sg},	     {"xsk_tx_metadata", &meta},
+			{"udp_l4_gso", &uso},	     {"tcx", &tcx},
+			{"freplace", &disp.freplace}, {"freplace_packet_change", &disp.packet_change}};
 		for (const auto &[name, p] : probes)
 			j.begin_object(name).kv("present", p->ok).kv("probed", p->probed).kv("how", p->how).end_object();
-		j.kv("xdp_frags", frags)
-			.kv("libxdp_dispatcher", "decided at each attach: status says multiprog or single")
-			.end_object()
-			.end_object();
+		j.kv("xdp_frags", frags).end_object().end_object();
 		return j.str(pretty);
 	}
 	std::string s = std::string("offload-tool ") + library_version() + "\n";
@@ -108,7 +109,8 @@ std::string version_text(bool json, bool pretty)
 	s += "  AF_XDP TX metadata: " + yes_no(meta) + "\n";
 	s += "  UDP_L4 GSO (tun USO): " + yes_no(uso) + "\n";
 	s += "  TCX (BPF links at tc ingress/egress; xoffload attaches through clsact): " + yes_no(tcx) + "\n";
-	s += "  libxdp dispatcher: decided at each attach (status says multiprog or single)";
+	s += "  freplace (libxdp's multiprog dispatcher can load): " + yes_no(disp.freplace) + "\n";
+	s += "  packet-changing freplace (xdp_vlan behind a dispatcher of libxdp < 1.6): " + yes_no(disp.packet_change);
 	return s;
 }
 
