@@ -521,9 +521,10 @@ TEST(CliVersion, NamesTheLibrariesTheKernelAndItsProbes)
 	// the dispatcher probe answers as root (what it answers is the kernel's
 	// and the machine's: freplace is refused here, allowed on Debian's
 	// kernels), and the text says what the JSON says
-	const size_t fr = j.out.find("\"freplace\":{\"present\":");
+	const std::string fr_key = "\"freplace\":{\"present\":";
+	const size_t fr = j.out.find(fr_key);
 	ASSERT_NE(fr, std::string::npos) << j.out;
-	const bool freplace = j.out.compare(fr + 23, 4, "true") == 0;
+	const bool freplace = j.out.compare(fr + fr_key.size(), 4, "true") == 0;
 	EXPECT_NE(j.out.find("\"probed\":true", fr), std::string::npos) << j.out;
 	EXPECT_NE(t.out.find(std::string("freplace (libxdp's multiprog dispatcher can load): ") + (freplace ? "yes (" : "no (")),
 		  std::string::npos)
