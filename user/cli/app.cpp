@@ -41,9 +41,9 @@ Status prepare(const Globals &g)
 
 void build_app(CLI::App &app, Globals &g, int &rc)
 {
-	// with --json (either order) one JSON object; CLI11 runs this callback
-	// before it sets g.json (defined later), so ask the option itself
 	bind_output(&g);
+	// with --json or --pretty (either order) one JSON object; CLI11 runs
+	// this callback before it sets g.json (defined later), so ask the options
 	app.set_version_flag("--version",
 			     [&app] {
 				     const bool pretty = app.get_option("--pretty")->count() > 0;

@@ -65,12 +65,12 @@ inline CLI::Validator positive_number(bool zero_ok = false)
 		"");
 }
 
-// Every option and subcommand of offload-tool on @app; parsing runs the
-// chosen command's callback, which stores its exit code in @rc. No side
-// effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
 // The app's one-line description (--help, the man page's NAME).
 inline constexpr const char *kToolDescription =
 	"xoffload: VLAN, Geneve, segmentation and checksum offloads in XDP, TC and AF_XDP";
+// Every option and subcommand of offload-tool on @app; parsing runs the
+// chosen command's callback, which stores its exit code in @rc. No side
+// effect before that (tests/fuzz/cli_fuzz.cpp parses without callbacks).
 void build_app(CLI::App &app, Globals &g, int &rc);
 // What --version prints (version.cpp): text, or one JSON object.
 std::string version_text(bool json, bool pretty);

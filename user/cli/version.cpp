@@ -7,9 +7,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <cstdlib>
 #include <string>
 
@@ -43,31 +41,6 @@ LibVersion library_of(const void *sym)
 	return v;
 }
 
-// TCX (6.6): BPF_PROG_QUERY of attach type BPF_TCX_INGRESS on the loopback
-// device; kernels without it refuse the type with EINVAL
-// (kernel/bpf/syscall.c bpf_prog_query()). Debian 12's UAPI headers predate
-// the enum value, hence the number.
-ProbeResult probe_tcx()
-{
-	constexpr int kBpfTcxIngress = 46;	// include/uapi/linux/bpf.h, enum bpf_attach_type
-	LIBBPF_OPTS(bpf_prog_query_opts, q);
-	const int err = bpf_prog_query_opts(1, static_cast<bpf_attach_type>(kBpfTcxIngress), &q);
-	ProbeResult r;
-	r.probed = true;
-	if (!err) {
-		r.ok = true;
-		r.how = "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered";
-	} else if (err == -EINVAL) {
-		r.how = "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered EINVAL (type unknown)";
-	} else {
-		r.probed = false;
-		r.ok = running_kernel().at_least(6, 6);
-		r.how = "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered " + std::string(strerror(-err)) +
-			"; taken from the release (6.6)";
-	}
-	return r;
-}
-
 std::string yes_no(const ProbeResult &p)
 {
 	return std::string(p.ok ? "yes" : "no") + " (" + p.how + ")";
@@ -82,7 +55,7 @@ std::string version_text(bool json, bool pretty)
 	const std::string libbpf = bpf.version.empty() ? std::string(libbpf_version_string()) : bpf.version;
 	const ProbeResult &sg = probe_xdp_use_sg(), &meta = probe_xsk_tx_metadata(), &uso = probe_udp_l4_gso();
 	const bool frags = kernel_has_xdp_frags();
-	const ProbeResult tcx = probe_tcx();
+	const ProbeResult &tcx = probe_tcx();
 	const DispatcherProbe disp = probe_dispatcher();
 	if (json) {
 		Json j;

@@ -4,10 +4,10 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
 
 #include "xoffload/core/owned.hpp"
+#include "xoffload/core/result.hpp"
 #include "xdp_probe_ext.skel.h"
 #include "xdp_probe_slot.skel.h"
 
@@ -18,11 +18,6 @@ namespace {
 using ExtSkel = Owned<xdp_probe_ext_bpf, xdp_probe_ext_bpf__destroy>;
 using SlotSkel = Owned<xdp_probe_slot_bpf, xdp_probe_slot_bpf__destroy>;
 using Link = Owned<bpf_link, bpf_link__destroy>;
-
-std::string errno_name(int err)
-{
-	return err == EPERM ? "EPERM" : err == EINVAL ? "EINVAL" : err == EACCES ? "EACCES" : std::strerror(err);
-}
 
 // Loads one of xdp_probe_ext's programs against @target_fd's xo_probe_slot
 // and links it there; 0 or the positive errno of the step that failed

@@ -21,6 +21,7 @@
 
 #include "internal.hpp"
 #include "xoffload/core/fd.hpp"
+#include "xoffload/core/result.hpp"
 
 #ifndef TUN_F_USO4
 #define TUN_F_USO4 0x20	/* include/uapi/linux/if_tun.h, 6.2 */
@@ -58,15 +59,6 @@ std::string kernel_lacks(const KernelFeature &f)
 	       " or later (running " + running_kernel().text + ")";
 }
 
-namespace {
-
-std::string err_name(int e)
-{
-	return std::string(strerrorname_np(e) ? strerrorname_np(e) : "?");
-}
-
-} // namespace
-
 ProbeResult probe_assumed(const KernelFeature &f, const std::string &why)
 {
 	ProbeResult p;
@@ -82,13 +74,13 @@ const ProbeResult &probe_udp_l4_gso()
 	static const ProbeResult r = [] {
 		UniqueFd fd(::open("/dev/net/tun", O_RDWR | O_CLOEXEC));
 		if (!fd.valid())
-			return probe_assumed(kFeatUdpL4Gso, "/dev/net/tun: " + err_name(errno));
+			return probe_assumed(kFeatUdpL4Gso, "/dev/net/tun: " + errno_name(errno));
 		ifreq ifr{};
 		std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "xoprobe%%d");
 		ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
 		// a non-persistent tap: it goes with the fd
 		if (::ioctl(fd.get(), TUNSETIFF, &ifr))
-			return probe_assumed(kFeatUdpL4Gso, "TUNSETIFF: " + err_name(errno));
+			return probe_assumed(kFeatUdpL4Gso, "TUNSETIFF: " + errno_name(errno));
 		ProbeResult p;
 		p.probed = true;
 		if (!::ioctl(fd.get(), TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_USO4 | TUN_F_USO6)) {
@@ -98,8 +90,26 @@ const ProbeResult &probe_udp_l4_gso()
 		}
 		int e = errno;
 		if (e != EINVAL)
-			return probe_assumed(kFeatUdpL4Gso, "TUNSETOFFLOAD: " + err_name(e));
+			return probe_assumed(kFeatUdpL4Gso, "TUNSETOFFLOAD: " + errno_name(e));
 		p.how = "TUNSETOFFLOAD TUN_F_USO4|TUN_F_USO6 refused (EINVAL)";
+		return p;
+	}();
+	return r;
+}
+
+const ProbeResult &probe_tcx()
+{
+	static const ProbeResult r = [] {
+		constexpr int kBpfTcxIngress = 46;	// enum bpf_attach_type; Debian 12's UAPI predates it
+		LIBBPF_OPTS(bpf_prog_query_opts, q);
+		const int err = bpf_prog_query_opts(1, static_cast<bpf_attach_type>(kBpfTcxIngress), &q);
+		if (err && err != -EINVAL)
+			return probe_assumed(kFeatTcx, "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo): " + errno_name(err));
+		ProbeResult p;
+		p.probed = true;
+		p.ok = !err;
+		p.how = p.ok ? "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered"
+			     : "BPF_PROG_QUERY(BPF_TCX_INGRESS, lo) answered EINVAL (type unknown)";
 		return p;
 	}();
 	return r;

@@ -45,6 +45,12 @@ Error runtime_error(std::string msg, int err)
 	return Error{ErrorKind::runtime, err < 0 ? -err : err, one_line(std::move(msg))};
 }
 
+std::string errno_name(int err)
+{
+	const char *n = strerrorname_np(err < 0 ? -err : err);
+	return n ? n : "?";
+}
+
 Error errno_error(std::string msg, int err)
 {
 	if (err < 0)

@@ -249,7 +249,7 @@ std::string kick_error_cause(const Netdev &dev, const Engine &e, const Totals &t
 		return "";
 	const int err = t.kick_errno;
 	std::string why = ": " + std::to_string(t.kick_errors) + " TX kicks (sendto) failed, the latest with " +
-			  std::string(strerrorname_np(err) ? strerrorname_np(err) : "?") + " (" + std::strerror(err) + ")";
+			  errno_name(err) + " (" + std::strerror(err) + ")";
 	const bool zc = e.socks.front().zero_copy();
 	if (zc && (err == EINVAL || err == ENXIO || err == ENETDOWN))
 		why += ": the driver's zero-copy TX is not running on queue " + std::to_string(e.socks.front().queue()) +

@@ -11,26 +11,18 @@
 #include <cstring>
 
 #include "xoffload/core/fd.hpp"
+#include "xoffload/core/result.hpp"
 #include "xoffload/xsk/xsk.hpp"
 #include "sock_defs.hpp"
 
 namespace xoffload {
-
-namespace {
-
-std::string err_name(int e)
-{
-	return std::string(strerrorname_np(e) ? strerrorname_np(e) : "?");
-}
-
-} // namespace
 
 const ProbeResult &probe_xdp_use_sg()
 {
 	static const ProbeResult r = [] {
 		UniqueFd fd(::socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0));
 		if (!fd.valid())
-			return probe_assumed(kFeatXdpUseSg, "no AF_XDP socket (" + err_name(errno) + ")");
+			return probe_assumed(kFeatXdpUseSg, "no AF_XDP socket (" + errno_name(errno) + ")");
 		sockaddr_xdp sxdp{};
 		sxdp.sxdp_family = AF_XDP;
 		sxdp.sxdp_ifindex = 0;
@@ -44,7 +36,7 @@ const ProbeResult &probe_xdp_use_sg()
 		}
 		int e = errno;
 		p.ok = e != EINVAL;
-		p.how = "bind(XDP_USE_SG, ifindex 0) answered " + err_name(e) +
+		p.how = "bind(XDP_USE_SG, ifindex 0) answered " + errno_name(e) +
 			(p.ok ? " (flag known)" : " (flag unknown)");
 		return p;
 	}();
@@ -56,7 +48,7 @@ const ProbeResult &probe_xsk_tx_metadata()
 	static const ProbeResult r = [] {
 		UniqueFd fd(::socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0));
 		if (!fd.valid())
-			return probe_assumed(kFeatXskTxMetadata, "no AF_XDP socket (" + err_name(errno) + ")");
+			return probe_assumed(kFeatXskTxMetadata, "no AF_XDP socket (" + errno_name(errno) + ")");
 		const size_t len = 4096;
 		void *area = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (area == MAP_FAILED)
@@ -86,7 +78,7 @@ const ProbeResult &probe_xsk_tx_metadata()
 		}
 		::munmap(area, len);
 		if (!p.ok && e != EINVAL)
-			return probe_assumed(kFeatXskTxMetadata, "XDP_UMEM_REG failed with " + err_name(e));
+			return probe_assumed(kFeatXskTxMetadata, "XDP_UMEM_REG failed with " + errno_name(e));
 		if (!p.ok)
 			p.how = "XDP_UMEM_REG with tx_metadata_len refused (EINVAL)";
 		return p;

@@ -34,6 +34,7 @@ struct KernelFeature {
 inline constexpr KernelFeature kFeatXdpUseSg{"XDP_USE_SG (AF_XDP multi-buffer)", 6, 6};
 inline constexpr KernelFeature kFeatXskTxMetadata{"AF_XDP TX metadata (XDP_UMEM_REG tx_metadata_len)", 6, 8};
 inline constexpr KernelFeature kFeatUdpL4Gso{"UDP_L4 GSO through virtio_net_hdr / tun USO (TUN_F_USO4|6)", 6, 2};
+inline constexpr KernelFeature kFeatTcx{"TCX (BPF links at tc ingress/egress)", 6, 6};
 
 struct ProbeResult {
 	bool ok = false;	// the kernel has the feature
@@ -58,6 +59,10 @@ const ProbeResult &probe_xsk_tx_metadata();
 // set_offload() refuses unknown bits with EINVAL "so userspace can test for
 // new features"); USO and VIRTIO_NET_HDR_GSO_UDP_L4 came in the same release.
 const ProbeResult &probe_udp_l4_gso();
+// BPF_PROG_QUERY of attach type BPF_TCX_INGRESS on the loopback device;
+// kernels without TCX refuse the type with EINVAL (kernel/bpf/syscall.c
+// bpf_prog_query()). Any other answer (EPERM unprivileged): from the release.
+const ProbeResult &probe_tcx();
 
 // Whether the kernel loads XDP programs with BPF_F_XDP_HAS_FRAGS (5.18+,
 // XDP multi-buffer): the smallest such program loaded and closed, once.

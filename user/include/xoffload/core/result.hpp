@@ -29,6 +29,9 @@ Error usage_error(std::string msg);
 Error runtime_error(std::string msg, int err = 0);
 // Appends ": strerror(err)" to msg; err may be negative (libbpf style).
 Error errno_error(std::string msg, int err);
+// The errno's symbolic name ("EPERM", "ENODEV"), "?" when it has none; err
+// may be negative (libbpf style).
+std::string errno_name(int err);
 
 template <typename T>
 class [[nodiscard]] Result {
