@@ -250,6 +250,13 @@ int make_memfd(const char *name)
 
 } // namespace
 
+std::string quiet_seconds(double host_s)
+{
+	char buf[32];
+	std::snprintf(buf, sizeof(buf), "%.2f", host_s * timeout_scale());
+	return buf;
+}
+
 std::string CmdResult::describe() const
 {
 	std::ostringstream s;

@@ -56,6 +56,11 @@ private:
 	std::string start_error_;
 };
 
+// A quiet period for recv --idle (stop that long after the last frame):
+// host_s on this machine, stretched as the hang guards are under emulation
+// (XO_TIMEOUT_SCALE), where a sender may pause longer between frames.
+std::string quiet_seconds(double host_s);
+
 // A command line quoted for humans (assertion messages).
 std::string join_cmd(const std::vector<std::string> &argv);
 

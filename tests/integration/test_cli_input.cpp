@@ -654,8 +654,8 @@ TEST_F(CliInput, SharedFillRingIsCountedOnce)
 	ASSERT_TRUE(run_cmd(b({"geneve", "port", "add", ifb, "6081"}), kTimeout).ok());
 	ASSERT_TRUE(run_cmd(b({"geneve", "rule", "add", ifb, "--vni", "7", "--action", "xsk", "--queues", "2"}),
 			    kTimeout).ok());
-	BackgroundCmd rx(b({"recv", ifb, "--geneve", "--queues", "2", "--ring-size", "64", "--frames", "64", "--idle",
-			    "1", "--duration", "20", "--interval", "0"}));
+	BackgroundCmd rx(b({"recv", ifb, "--geneve", "--queues", "2", "--ring-size", "64", "--frames", "64", "--idle", quiet_seconds(0.4),
+			    "--duration", "20", "--interval", "0"}));
 	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv --geneve never started";
 	CmdResult tx = run_cmd(tool(send_args({"--geneve-vni", "7", "--outer-src-ip", "10.0.0.1", "--outer-dst-ip",
 					       "10.0.0.2", "--count", "200000", "--size", "64"})),

@@ -808,7 +808,7 @@ TEST_F(GeneveVeth, RecvGeneveTakesJumboFramesWhole)
 	ASSERT_FALSE(tmp.path().empty());
 	const std::string pcap = tmp.path() + "/rx.pcap";
 	BackgroundCmd rx(tool_argv(tb_->ns_b(),
-				   {"recv", ifb, "--geneve", "--vni", "400", "--idle", "1", "--duration", "20",
+				   {"recv", ifb, "--geneve", "--vni", "400", "--idle", quiet_seconds(0.4), "--duration", "20",
 				    "--interval", "0", "--pcap", pcap},
 				   true));
 	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv --geneve never started";
@@ -855,7 +855,7 @@ TEST_F(GeneveVeth, RecvGeneveSpreadsInnerFlowsOverSocketsExactlyOnce)
 
 	// --queues not given: three sockets, from the rule of VNI 400
 	BackgroundCmd rx(tool_argv(tb_->ns_b(),
-				   {"recv", ifb, "--geneve", "--vni", "400", "--idle", "1", "--duration", "20",
+				   {"recv", ifb, "--geneve", "--vni", "400", "--idle", quiet_seconds(0.4), "--duration", "20",
 				    "--interval", "0", "--pcap", dir + "/rx.pcap", "--pcap-per-socket"},
 				   true));
 	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv --geneve never started";
@@ -977,12 +977,13 @@ TEST_F(GeneveVeth, RecvGeneveRefusesClearlyAndCleansUpOnCtrlC)
 	EXPECT_NE(add.out.find("vni 200 -> xsk over 2 sockets of each RX queue"), std::string::npos) << add.out;
 	CmdResult list = tool({"geneve", "rule", "list", ifb});
 	EXPECT_NE(list.out.find("xsk (queues 2: sockets per RX queue)"), std::string::npos) << list.describe();
-	BackgroundCmd first(tool_argv(tb_->ns_b(), {"recv", ifb, "--geneve", "--duration", "4", "--interval", "0"}, true));
+	BackgroundCmd first(tool_argv(tb_->ns_b(), {"recv", ifb, "--geneve", "--duration", "30", "--interval", "0"}, true));
 	ASSERT_TRUE(first.wait_for_output("\"type\":\"start\"", 15));
 	// the same queue: refused by the kernel; another queue: refused by the slots
 	r = tool({"recv", ifb, "--geneve", "--duration", "1"});
 	EXPECT_EQ(r.exit_code, 1) << r.describe();
 	EXPECT_NE(r.err.find("already in use"), std::string::npos) << r.err;
+	ASSERT_TRUE(first.signal(SIGINT)) << "the first recv ended early: " << first.wait(1).describe();
 	CmdResult f = first.wait(10);
 	EXPECT_TRUE(f.ok()) << f.describe();
 	EXPECT_NE(f.out.find("\"sockets\":2,\"total\""), std::string::npos) << f.out;
@@ -1126,11 +1127,12 @@ TEST_F(GeneveVeth2Q, RecvGeneveOnAnotherQueueTakesItsOwnRow)
 	const std::string &ifb = tb_->if_b();
 	ASSERT_TRUE(tool_ok({"attach", ifb, "geneve"}));
 	ASSERT_TRUE(tool_ok({"geneve", "rule", "add", ifb, "--vni", "200", "--action", "xsk", "--queues", "2"}));
-	BackgroundCmd first(tool_argv(tb_->ns_b(), {"recv", ifb, "--geneve", "--duration", "4", "--interval", "0"}, true));
+	BackgroundCmd first(tool_argv(tb_->ns_b(), {"recv", ifb, "--geneve", "--duration", "30", "--interval", "0"}, true));
 	ASSERT_TRUE(first.wait_for_output("\"type\":\"start\"", 15));
 	CmdResult r = tool({"recv", ifb, "--geneve", "--queue", "1", "--duration", "1"}, true);
 	EXPECT_EQ(r.exit_code, 0) << r.describe();
 	EXPECT_NE(r.out.find("{\"slot\":1,\"queue\":1,"), std::string::npos) << r.out;
+	ASSERT_TRUE(first.signal(SIGINT)) << "the first recv ended early: " << first.wait(1).describe();
 	CmdResult f = first.wait(10);
 	EXPECT_TRUE(f.ok()) << f.describe();
 	EXPECT_NE(f.out.find("{\"slot\":1,\"queue\":0,"), std::string::npos) << f.out;

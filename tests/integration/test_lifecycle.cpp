@@ -194,7 +194,7 @@ TEST_F(Lifecycle, KilledSendLeavesNothing)
 					    "--dst-ip", "198.18.0.2", "--rate", "1000", "--duration", "30", "--interval", "0"},
 					   true));
 		ASSERT_TRUE(tx.started());
-		std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+		std::this_thread::sleep_for(std::chrono::milliseconds(700));
 		ASSERT_TRUE(tx.signal(sig));
 		CmdResult t = tx.wait(10);
 		if (sig == SIGHUP)

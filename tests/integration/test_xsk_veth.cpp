@@ -209,7 +209,7 @@ TEST_F(XskVeth, SendRecvExactCountAndBytes)
 		std::string pcap = tmp_ + "/rx.pcap";
 		// every RX queue: on a NIC pair RSS may put the flow on any of them
 		// (qemu's igb on 7.2: all on queue 1)
-		BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--queues", "all", "--idle", "1", "--duration", "15",
+		BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--queues", "all", "--idle", quiet_seconds(0.4), "--duration", "15",
 						    "--interval", "0", "--pcap", pcap}));
 		ASSERT_TRUE(rx.started());
 		ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b())) << "recv never attached xdp_xsk";
@@ -258,7 +258,7 @@ TEST_F(XskVeth, SendRecvExactCountAndBytes)
 TEST_F(XskVeth, RecvAsASingleProgramSaysWhyAndLeavesNothing)
 {
 	const unsigned n = 100;
-	std::vector<std::string> argv = tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", "1", "--duration", "15",
+	std::vector<std::string> argv = tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", quiet_seconds(0.4), "--duration", "15",
 							   "--interval", "0"});
 	argv.insert(argv.begin(), {"env", "LIBXDP_SKIP_DISPATCHER=1"});
 	BackgroundCmd rx(argv);
@@ -305,7 +305,7 @@ TEST_F(XskVeth2Q, QueueFactsSeeBothQueues)
 TEST_F(XskVeth2Q, MultiQueueSharedUmem)
 {
 	const unsigned n = 4000;
-	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--queues", "2", "--idle", "1", "--duration", "15",
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--queues", "2", "--idle", quiet_seconds(0.4), "--duration", "15",
 					    "--interval", "0"}));
 	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b()));
 	CmdResult tx = run_cmd(tool(tb_->ns_a(), send_args({"--queues", "2", "--count", std::to_string(n)})), kTimeout);
@@ -356,24 +356,29 @@ TEST_F(XskVeth, SigintLeavesNothingBehind)
 	EXPECT_TRUE(again.ok()) << again.describe();
 }
 
-// A second send on a queue already in use fails clearly (exit 1).
+// A second send on a queue already in use fails clearly (exit 1); the first
+// goes on until Ctrl-C and exits 0.
 TEST_F(XskVeth, SecondSendOnSameQueueIsRefused)
 {
-	BackgroundCmd first(tool(tb_->ns_a(), send_args({"--duration", "4", "--rate", "10000"})));
+	BackgroundCmd first(tool(tb_->ns_a(), send_args({"--duration", "30", "--rate", "10000"})));
 	ASSERT_TRUE(first.started());
+	// send prints nothing until its summary; its socket is bound by then
+	// (a second send that finds the queue free fails the check below)
 	std::this_thread::sleep_for(std::chrono::milliseconds(500));
 	CmdResult second = run_cmd(tool(tb_->ns_a(), send_args({"--count", "10"})), kTimeout);
 	EXPECT_EQ(second.exit_code, 1) << second.describe();
 	EXPECT_NE(second.err.find("already in use"), std::string::npos) << second.err;
+	ASSERT_TRUE(first.signal(SIGINT)) << "the first send ended early: " << first.wait(1).describe();
 	CmdResult r = first.wait(10);
 	EXPECT_TRUE(r.ok()) << r.describe();
 
 	// And a second recv while one runs.
-	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--duration", "3", "--interval", "0"}));
-	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b()));
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--duration", "30", "--interval", "0"}));
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv never started";
 	CmdResult rx2 = run_cmd(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--duration", "1"}), kTimeout);
 	EXPECT_EQ(rx2.exit_code, 1) << rx2.describe();
 	EXPECT_NE(rx2.err.find("already in use"), std::string::npos) << rx2.err;
+	ASSERT_TRUE(rx.signal(SIGINT)) << "the first recv ended early: " << rx.wait(1).describe();
 	EXPECT_TRUE(rx.wait(10).ok());
 }
 
@@ -447,7 +452,7 @@ TEST_F(XskVeth, MultiBufferFrameArrivesWhole)
 	// AF_XDP receive of the same frames (the MTU asks for XDP_USE_SG)
 	const unsigned n = 50;
 	const std::string pcap = tmp_ + "/mb.pcap";
-	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", "1", "--duration", "15", "--interval", "0",
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--idle", quiet_seconds(0.4), "--duration", "15", "--interval", "0",
 					    "--pcap", pcap}));
 	if (!wait_attached(tb_->ns_b(), tb_->if_b())) {
 		CmdResult r = rx.wait(20);
