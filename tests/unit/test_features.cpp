@@ -31,7 +31,7 @@ struct Row {
 	Encap encap = Encap::none;
 };
 
-constexpr auto SW = Where::software, HW = Where::hardware, NO = Where::none;
+constexpr auto SW = Where::software, HW = Where::hardware, NO = Where::none, DR = Where::dropped;
 constexpr auto K61 = KernelVersion::v6_1, K612 = KernelVersion::v6_12, K72 = KernelVersion::v7_2;
 
 const Row kRows[] = {
@@ -90,10 +90,20 @@ const Row kRows[] = {
 	 "mlx4_en_features_check(): encapsulated skb to another UDP port loses CSUM and GSO"},
 	{"macvlan_always_on", "macvlan/veth:-tso", L4::tcp4, true, 0, K612, false, SW, 1, HW, 1, 4, false, "",
 	 "drivers/net/macvlan.c ALWAYS_ON_OFFLOADS: macvlan keeps GSO, the lower device segments (seed macvlan-always-on)"},
-	{"ipvlan_qinq", "ipvlan/veth", L4::tcp4, true, 2, K612, false, SW, 0, HW, 1, 4, false, "vlan_features_check",
+	{"ipvlan_qinq", "ipvlan:l2/veth", L4::tcp4, true, 2, K612, false, SW, 0, HW, 1, 4, false, "vlan_features_check",
 	 "drivers/net/ipvlan/ipvlan_main.c: no ndo_features_check"},
-	{"ipvlan_qinq_patched", "ipvlan/veth", L4::tcp4, true, 2, K612, true, HW, 1, HW, 1, 1, true, "kpatch 0003",
+	{"ipvlan_qinq_patched", "ipvlan:l2/veth", L4::tcp4, true, 2, K612, true, HW, 1, HW, 1, 1, true, "kpatch 0003",
 	 "kpatches/0003: ipvlan passthru_features_check"},
+	{"ipvlan_l3_qinq", "ipvlan/veth", L4::tcp4, true, 2, K612, false, SW, 0, DR, 0, 0, false,
+	 "routes IPv4 and IPv6 only",
+	 "ipvlan's default mode is L3 (ipvlan_port_create()): segmented at ipvl0, then every segment dropped by "
+	 "drivers/net/ipvlan/ipvlan_core.c ipvlan_process_outbound() (skb->protocol 802.1AD)"},
+	{"ipvlan_l3s_qinq_patched", "ipvlan:l3s/veth", L4::tcp4, true, 2, K612, true, DR, 0, DR, 0, 0, false,
+	 "type=88a8", "kpatch 0003 keeps GSO, but L3S drops the one GSO skb the same way"},
+	{"ipvlan_l3_meta_tag", "ipvlan:l3/veth", L4::udp4, true, 1, K61, false, DR, 0, DR, 0, 0, false, "type=8100",
+	 "ipvlan has no HW_VLAN_CTAG_TX: validate_xmit_vlan() puts the tag in the packet, then L3 drops it", true},
+	{"ipvlan_l3_untagged", "ipvlan:l3/veth", L4::tcp4, true, 0, K612, false, HW, 1, HW, 1, 1, true, "",
+	 "an untagged IPv4 frame is routed out of the lower device as it is"},
 	{"bridge_keeps_tso", "bridge/veth:-tso", L4::tcp4, true, 0, K612, false, SW, 1, HW, 1, 4, false, "",
 	 "net/bridge/br_if.c br_features_recompute() -> netdev_add_tso_features(): bridge keeps TSO"},
 	{"bond_team_qinq", "bond/team/igb", L4::tcp4, true, 2, K612, false, HW, 2, HW, 2, 1, true, "",
@@ -163,6 +173,40 @@ TEST_P(FeatureTable, Placement)
 
 INSTANTIATE_TEST_SUITE_P(Kernel, FeatureTable, ::testing::ValuesIn(kRows),
 			 [](const auto &info) { return std::string(info.param.name); });
+
+// ipvlan's mode in --stack: l2, l3 (the kernel's default, and ours), l3s;
+// on another kind it is an unknown option. A drop is said in the summary,
+// and nothing below the dropping layer is reached.
+TEST(ParseStack, IpvlanModeAndTheDropItCauses)
+{
+	auto dflt = parse_stack("ipvlan/veth");
+	ASSERT_TRUE(dflt.ok());
+	EXPECT_EQ((*dflt)[0].ipvlan_mode, IpvlanMode::l3);
+	auto l2 = parse_stack("ipvlan:l2/veth");
+	ASSERT_TRUE(l2.ok());
+	EXPECT_EQ((*l2)[0].ipvlan_mode, IpvlanMode::l2);
+	auto l3s = parse_stack("ipvlan:l3s,-tso/veth");
+	ASSERT_TRUE(l3s.ok());
+	EXPECT_EQ((*l3s)[0].ipvlan_mode, IpvlanMode::l3s);
+	auto bad = parse_stack("macvlan:l2/veth");
+	ASSERT_FALSE(bad.ok());
+	EXPECT_NE(bad.error().msg.find("unknown option 'l2' for macvlan"), std::string::npos) << bad.error().msg;
+
+	PacketClass p;
+	p.vlans = 2;
+	p.gso = true;
+	Resolution r = resolve(build_stack(*dflt, KernelVersion::v6_12, false), p, KernelVersion::v6_12);
+	ASSERT_EQ(r.layers.size(), 2u);
+	EXPECT_EQ(r.drop_layer, 0);
+	EXPECT_EQ(r.dropped_skbs, 4u) << "segmented at ipvlan (no passthru), then each segment dropped";
+	EXPECT_TRUE(r.layers[0].dropped);
+	EXPECT_FALSE(r.layers[1].reached);
+	EXPECT_EQ(r.layers[1].skbs_in, 0u);
+	EXPECT_EQ(std::string(r.placement(false)), "dropped");
+	EXPECT_NE(r.summary().find("4 skbs dropped at ipvlan (ipvlan mode l3 routes IPv4 and IPv6 only"), std::string::npos)
+		<< r.summary();
+	EXPECT_NE(r.summary().find("nothing leaves the bottom device"), std::string::npos) << r.summary();
+}
 
 TEST(FeatureNames, EthtoolNamesRoundTrip)
 {

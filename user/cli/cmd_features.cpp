@@ -62,7 +62,13 @@ void print_text(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 		const LayerResult &l = r.layers[i];
 		std::printf("\n[%zu] %s%s%s%s%s\n", i, d.name().c_str(), d.spec.ifname.empty() ? "" : " (",
 			    d.spec.ifname.empty() ? "" : dev_kind_name(d.spec.kind), d.spec.ifname.empty() ? "" : ")",
-			    d.spec.kind == DevKind::vlan ? (d.spec.vlan_proto == 0x88a8 ? " 802.1ad" : " 802.1Q") : "");
+			    d.spec.kind == DevKind::vlan	    ? (d.spec.vlan_proto == 0x88a8 ? " 802.1ad" : " 802.1Q")
+			    : d.spec.kind == DevKind::ipvlan ? (std::string(" mode ") + ipvlan_mode_name(d.spec.ipvlan_mode)).c_str()
+							     : "");
+		if (!l.reached) {
+			std::printf("    not reached: the skbs were dropped above\n");
+			continue;
+		}
 		std::printf("    in: %u skb%s%s, %u tag%s%s\n", l.skbs_in, l.skbs_in == 1 ? "" : "s",
 			    l.gso_in ? " (GSO)" : "", l.tags, l.tags == 1 ? "" : "s", l.encapsulated ? ", encapsulated" : "");
 		std::printf("    ndo_features_check: %s\n", features_check_name(d.check));
@@ -81,10 +87,13 @@ void print_text(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 			std::printf("\n        (%s)\n", t.cite.c_str());
 		}
 		std::printf("    effective (for this packet): %s\n", mask_names(l.effective & rel).c_str());
-		std::printf("    out: %u skb%s%s%s%s\n", l.skbs_out, l.skbs_out == 1 ? "" : "s",
-			    l.sw_segmented ? ", segmented here in software" : "",
-			    l.sw_csum ? ", checksummed here in software" : "",
-			    l.vlan_sw_insert ? ", VLAN tag pushed in software" : "");
+		if (l.dropped)
+			std::printf("    out: none, %u skb%s dropped here\n", l.skbs_out, l.skbs_out == 1 ? "" : "s");
+		else
+			std::printf("    out: %u skb%s%s%s%s\n", l.skbs_out, l.skbs_out == 1 ? "" : "s",
+				    l.sw_segmented ? ", segmented here in software" : "",
+				    l.sw_csum ? ", checksummed here in software" : "",
+				    l.vlan_sw_insert ? ", VLAN tag pushed in software" : "");
 	}
 }
 
@@ -97,7 +106,11 @@ void print_json(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 		.kv("device", r.seg_layer >= 0 ? r.layers[r.seg_layer].device : std::string()).end_object();
 	j.begin_object("checksum").kv("where", r.placement(false))
 		.kv("device", r.csum_layer >= 0 ? r.layers[r.csum_layer].device : std::string()).end_object();
-	j.kv("bottom_skbs", r.bottom_skbs).kv("bottom_gso", r.bottom_gso).kv("summary", r.summary());
+	j.kv("bottom_skbs", r.bottom_skbs).kv("bottom_gso", r.bottom_gso);
+	j.begin_object("drop").kv("dropped", r.drop_layer >= 0)
+		.kv("device", r.drop_layer >= 0 ? r.layers[r.drop_layer].device : std::string())
+		.kv("skbs", r.dropped_skbs).kv("why", r.drop_why).end_object();
+	j.kv("summary", r.summary());
 	j.begin_array("layers");
 	for (size_t i = 0; i < st.size(); i++) {
 		const DeviceModel &d = st[i];
@@ -107,7 +120,10 @@ void print_json(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 			.kv("vlan_features", mask_names(d.vlan_features)).kv("hw_enc_features", mask_names(d.hw_enc_features))
 			.kv("effective", mask_names(l.effective)).kv("tags", l.tags).kv("encapsulated", l.encapsulated)
 			.kv("skbs_in", l.skbs_in).kv("gso_in", l.gso_in).kv("skbs_out", l.skbs_out)
-			.kv("sw_segmented", l.sw_segmented).kv("sw_csum", l.sw_csum).kv("vlan_sw_insert", l.vlan_sw_insert);
+			.kv("sw_segmented", l.sw_segmented).kv("sw_csum", l.sw_csum).kv("vlan_sw_insert", l.vlan_sw_insert)
+			.kv("reached", l.reached).kv("dropped", l.dropped);
+		if (d.spec.kind == DevKind::ipvlan)
+			j.kv("ipvlan_mode", ipvlan_mode_name(d.spec.ipvlan_mode));
 		j.begin_array("trace");
 		for (const auto &t : l.trace)
 			j.begin_object().kv("rule", t.rule).kv("source", t.cite).kv("removed", mask_names(t.removed)).end_object();
@@ -376,7 +392,7 @@ void add_features_command(CLI::App &app, Globals &g, int &rc)
 					       "with --rx the interface whose driver's facts to print");
 	c->add_option("--stack", o->stack, "Described stack, top first: \"vlan:802.1Q/vlan:802.1ad/bridge/vxlan/veth\"; "
 					   "layer options kind:opt,...: 802.1Q 802.1ad peer-xdp offload udpcsum phv "
-					   "+FEATURE -FEATURE");
+					   "l2|l3|l3s (ipvlan's mode; l3 as the kernel's default) +FEATURE -FEATURE");
 	c->add_option("--packet", o->packet, "tcp4 (default) | tcp6 | udp | udp6 | ufo");
 	c->add_flag("--gso", o->gso, "A GSO super-packet (else one packet)");
 	c->add_option("--vlans", o->vlans, "VLAN tags on the frame as sent: 0, 1, 2")->check(whole_number(0, 2));

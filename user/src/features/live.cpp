@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // The stack below an interface on the running system: links from an
-// rtnetlink dump (IFLA_LINK, IFLA_MASTER, IFLA_INFO_KIND, IFLA_VLAN_PROTOCOL,
+// rtnetlink dump (IFLA_LINK, IFLA_MASTER, IFLA_INFO_KIND, IFLA_VLAN_PROTOCOL, IFLA_IPVLAN_MODE,
 // IFLA_VXLAN_LINK), active features from ethtool netlink
 // (ethtool_features_get), the kind from ETHTOOL_GDRVINFO.
 // Works in the caller's network namespace (no /sys, so -n NETNS is right).
@@ -37,6 +37,7 @@ struct Link {
 	std::string name, kind;
 	int link = 0, master = 0, vxlan_link = 0;
 	uint16_t vlan_proto = 0x8100;
+	IpvlanMode ipvlan_mode = IpvlanMode::l3;
 };
 
 void parse_attrs(const rtattr *rta, int len, std::map<int, const rtattr *> &out)
@@ -77,6 +78,11 @@ Result<std::map<int, Link>> dump_links()
 				parse_attrs(static_cast<const rtattr *>(RTA_DATA(dr)), static_cast<int>(RTA_PAYLOAD(dr)), d);
 				if (l.kind == "vlan" && d.count(IFLA_VLAN_PROTOCOL))
 					l.vlan_proto = ntohs(*static_cast<const uint16_t *>(RTA_DATA(d[IFLA_VLAN_PROTOCOL])));
+				if (l.kind == "ipvlan" && d.count(IFLA_IPVLAN_MODE)) {
+					const uint16_t m = *static_cast<const uint16_t *>(RTA_DATA(d[IFLA_IPVLAN_MODE]));
+					l.ipvlan_mode = m == IPVLAN_MODE_L2 ? IpvlanMode::l2
+						      : m == IPVLAN_MODE_L3S ? IpvlanMode::l3s : IpvlanMode::l3;
+				}
 				if (l.kind == "vxlan" && d.count(IFLA_VXLAN_LINK))
 					l.vxlan_link = static_cast<int>(u32(d[IFLA_VXLAN_LINK]));
 			}
@@ -151,6 +157,7 @@ Result<std::vector<LayerSpec>> read_live_stack(const std::string &ifname)
 			k = dev_kind_from_name(drv);
 		s.kind = k.value_or(DevKind::unknown);
 		s.vlan_proto = l.vlan_proto;
+		s.ipvlan_mode = l.ipvlan_mode;
 		if (s.kind == DevKind::tun)
 			s.tun_offload = true;	// live features decide
 		auto f = read_live_features(l.name);

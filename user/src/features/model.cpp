@@ -263,6 +263,16 @@ constexpr KindName kKinds[] = {
 };
 } // namespace
 
+const char *ipvlan_mode_name(IpvlanMode m)
+{
+	switch (m) {
+	case IpvlanMode::l2: return "l2";
+	case IpvlanMode::l3: return "l3";
+	case IpvlanMode::l3s: return "l3s";
+	}
+	return "?";
+}
+
 const char *dev_kind_name(DevKind k)
 {
 	for (const auto &n : kKinds)
@@ -353,7 +363,8 @@ DeviceModel model_one(const LayerSpec &s, const DeviceModel *lower, KernelVersio
 		d.features = (lf & kIpvlanFeatures) | kIpvlanAlwaysOn | B(F::vlan_challenged);
 		d.vlan_features = (lv & kIpvlanFeatures) | kIpvlanAlwaysOn;
 		d.hw_enc_features = d.features;
-		d.source = "drivers/net/ipvlan/ipvlan_main.c ipvlan_init(): phy & IPVLAN_FEATURES | IPVLAN_ALWAYS_ON";
+		d.source = std::string("drivers/net/ipvlan/ipvlan_main.c ipvlan_init(): phy & IPVLAN_FEATURES | "
+				       "IPVLAN_ALWAYS_ON; mode ") + ipvlan_mode_name(d.spec.ipvlan_mode);
 		d.check = patched ? FeaturesCheck::passthru : FeaturesCheck::dflt;
 		d.check_source = patched ? "kpatch 0003 ipvlan_netdev_ops" : "drivers/net/ipvlan/ipvlan_main.c ipvlan_netdev_ops";
 		break;
@@ -574,6 +585,8 @@ Result<std::vector<LayerSpec>> parse_stack(std::string_view s)
 				ls.udp_csum = true;
 			else if (o == "phv")
 				ls.mlx4_phv = true;
+			else if (*k == DevKind::ipvlan && (o == "l2" || o == "l3" || o == "l3s"))
+				ls.ipvlan_mode = o == "l2" ? IpvlanMode::l2 : o == "l3" ? IpvlanMode::l3 : IpvlanMode::l3s;
 			else if (!o.empty() && (o[0] == '+' || o[0] == '-')) {
 				auto m = feature_mask_from_name(o.substr(1));
 				if (!m)
@@ -858,10 +871,40 @@ Resolution resolve(const std::vector<DeviceModel> &stack, const PacketClass &pkt
 							     "udp_tunnel_handle_offloads()"
 							   : "drivers/net/geneve.c geneve_xmit_skb(), udp_tunnel_handle_offloads()");
 			break;
+		case DevKind::ipvlan: {
+			// L3/L3S route what they send: ipvlan_xmit_mode_l3() ->
+			// ipvlan_process_outbound() takes IPv4 and IPv6 only, and a
+			// frame with a tag in the packet has skb->protocol 802.1Q/AD
+			const unsigned in_band = tags - (meta ? 1 : 0);
+			if (d.spec.ipvlan_mode != IpvlanMode::l2 && in_band > 0) {
+				lr.dropped = true;
+				res.drop_layer = static_cast<int>(i);
+				res.dropped_skbs = skbs;
+				res.drop_why = std::string("ipvlan mode ") + ipvlan_mode_name(d.spec.ipvlan_mode) +
+					       " routes IPv4 and IPv6 only: a frame with a tag in the packet is dropped";
+				step(lr, f, f, res.drop_why + " (\"Dropped outbound packet type=" +
+						       (tags == 2 && !meta ? "88a8" : "8100") + "\")",
+				     "drivers/net/ipvlan/ipvlan_core.c ipvlan_xmit_mode_l3(), ipvlan_process_outbound()");
+			}
+			break;
+		}
 		default:
 			break;
 		}
+		const bool dropped = lr.dropped;
 		res.layers.push_back(std::move(lr));
+		if (dropped) {
+			for (size_t j = i + 1; j < stack.size(); j++) {
+				LayerResult below;
+				below.device = stack[j].name();
+				below.kind = stack[j].spec.kind;
+				below.dev_features = stack[j].features;
+				below.reached = false;
+				below.skbs_in = below.skbs_out = 0;
+				res.layers.push_back(std::move(below));
+			}
+			break;
+		}
 	}
 
 	for (size_t i = 0; i < res.layers.size(); i++) {
@@ -876,17 +919,18 @@ Resolution resolve(const std::vector<DeviceModel> &stack, const PacketClass &pkt
 		}
 	}
 	int last = static_cast<int>(res.layers.size()) - 1;
+	const bool dropped = res.drop_layer >= 0;
 	if (res.seg_layer < 0 && gso) {
-		res.seg = Where::hardware;
-		res.seg_layer = last;
+		res.seg = dropped ? Where::dropped : Where::hardware;
+		res.seg_layer = dropped ? res.drop_layer : last;
 	}
 	if (res.csum_layer < 0 && partial) {
-		res.csum = Where::hardware;
-		res.csum_layer = last;
+		res.csum = dropped ? Where::dropped : Where::hardware;
+		res.csum_layer = dropped ? res.drop_layer : last;
 	}
 	if (last >= 0) {
 		res.bottom_skbs = res.layers[last].skbs_out;
-		res.bottom_gso = gso;
+		res.bottom_gso = gso && !dropped;
 		res.bottom_skbs_in = res.layers[last].skbs_in;
 		res.bottom_gso_in = res.layers[last].gso_in;
 	}
@@ -901,6 +945,8 @@ const char *Resolution::placement(bool of_seg) const
 		return "not_requested";
 	if (w == Where::software)
 		return "software";
+	if (w == Where::dropped)
+		return "dropped";
 	const DevKind k = layers[layer].kind;
 	if (k == DevKind::veth || k == DevKind::tun || k == DevKind::unknown)
 		return "none_in_stack";
@@ -919,10 +965,15 @@ std::string Resolution::summary() const
 			return std::string(what) + ": software at " + l.device;
 		if (p == "none_in_stack")
 			return std::string(what) + ": none in this stack, " + l.device + " hands the skb on as it is";
+		if (p == "dropped")
+			return std::string(what) + ": never, dropped at " + l.device;
 		return std::string(what) + ": hardware (" + l.device + ")";
 	};
-	return where(true, "segmentation") + "; " + where(false, "checksum") + "; " +
-	       std::to_string(bottom_skbs) + (bottom_gso ? " GSO skb" : " skb") + (bottom_skbs == 1 ? " leaves" : "s leave") +
+	std::string s = where(true, "segmentation") + "; " + where(false, "checksum") + "; ";
+	if (drop_layer >= 0)
+		return s + std::to_string(dropped_skbs) + (dropped_skbs == 1 ? " skb" : " skbs") + " dropped at " +
+		       layers[drop_layer].device + " (" + drop_why + "); nothing leaves the bottom device";
+	return s + std::to_string(bottom_skbs) + (bottom_gso ? " GSO skb" : " skb") + (bottom_skbs == 1 ? " leaves" : "s leave") +
 	       " the bottom device";
 }
 

@@ -90,6 +90,12 @@ std::optional<DevKind> dev_kind_from_name(std::string_view s);	// also ethtool d
 enum class FeaturesCheck { dflt, passthru, igb, i40e, mlx4, mlx4_qinq };
 const char *features_check_name(FeaturesCheck c);
 
+// ipvlan's mode (IFLA_IPVLAN_MODE; ipvlan_port_create() starts in L3, what
+// `ip link add ... type ipvlan` gives without a mode). L2 hands the frame to
+// the lower device; L3 and L3S route it, so only IPv4 and IPv6 go out.
+enum class IpvlanMode : uint8_t { l2 = 0, l3 = 1, l3s = 2 };
+const char *ipvlan_mode_name(IpvlanMode m);
+
 // What one layer of a stack is. opts as in the --stack syntax, already parsed.
 struct LayerSpec {
 	DevKind kind = DevKind::unknown;
@@ -99,6 +105,7 @@ struct LayerSpec {
 	bool tun_offload = false;	// tun: TUNSETOFFLOAD csum+tso4/6(+uso from 6.2)
 	bool udp_csum = false;		// vxlan/geneve: outer UDP checksum
 	bool mlx4_phv = false;		// mlx4_en: PHV bit, tx-vlan-stag-hw-insert on
+	IpvlanMode ipvlan_mode = IpvlanMode::l3;	// ipvlan: l2|l3|l3s
 	FeatureMask force_on = 0, force_off = 0;	// ethtool -K on top of the model
 	std::optional<FeatureMask> live;	// features read from the running device
 };
@@ -121,7 +128,7 @@ struct DeviceModel {
 std::vector<DeviceModel> build_stack(const std::vector<LayerSpec> &layers, KernelVersion k, bool patched);
 
 // "vlan:802.1Q/vlan:802.1ad/bridge/vxlan/veth"; per layer kind[:opt[,opt]]
-// with opts 802.1Q|802.1ad|peer-xdp|offload|udpcsum|phv|+<feature>|-<feature>.
+// with opts 802.1Q|802.1ad|peer-xdp|offload|udpcsum|phv|l2|l3|l3s|+<feature>|-<feature>.
 Result<std::vector<LayerSpec>> parse_stack(std::string_view s);
 
 enum class L4 { tcp4, tcp6, udp4, udp6, ufo4 };
@@ -162,10 +169,12 @@ struct LayerResult {
 	bool sw_csum = false;		// checksum computed in software here
 	bool vlan_sw_insert = false;	// validate_xmit_vlan() pushed a metadata tag into the packet
 	unsigned skbs_out = 1;		// skbs handed to ndo_start_xmit
+	bool dropped = false;		// ndo_start_xmit dropped them (ipvlan L3/L3S and a tagged frame)
+	bool reached = true;		// false below a layer that dropped the skbs
 	std::vector<TraceStep> trace;
 };
 
-enum class Where { software, hardware, none };
+enum class Where { software, hardware, none, dropped };
 
 struct Resolution {
 	std::vector<LayerResult> layers;
@@ -177,11 +186,17 @@ struct Resolution {
 	bool bottom_gso = false;	// the bottom device receives/hands on a GSO skb
 	unsigned bottom_skbs_in = 1;	// skbs entering the bottom device's dev_queue_xmit
 	bool bottom_gso_in = false;
+	// a layer that dropped the skbs (index into layers; -1: none), why
+	// and how many; what was not done before it is placed "dropped"
+	int drop_layer = -1;
+	std::string drop_why;
+	unsigned dropped_skbs = 0;
 	// What the summary says of segmentation (@seg) or the checksum, as one
 	// word: "not_requested", "software" (at layers[..._layer]), "none_in_stack"
 	// (the bottom is virtual, veth or tun: it hands the skb on unsegmented or
-	// with the checksum partial, and nothing in the stack does the work) or
-	// "hardware" (the bottom device's driver). The text and --json of
+	// with the checksum partial, and nothing in the stack does the work),
+	// "hardware" (the bottom device's driver) or "dropped" (a layer dropped
+	// the skbs before it was done). The text and --json of
 	// `features` both say this.
 	const char *placement(bool seg) const;
 	std::string summary() const;
