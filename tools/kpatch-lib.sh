@@ -50,6 +50,18 @@ kp_series() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$KP_PATCHES/series"
 }
 
+# kp_adds_covered_files_only TREE PATCH: 0 when every file PATCH creates is
+# under a directory that an F: line of TREE's MAINTAINERS names exactly
+# (e.g. tools/testing/selftests/net/), 1 otherwise or when it creates none.
+kp_adds_covered_files_only() {
+	local tree=$1 patch=$2 f n=0
+	while read -r f; do
+		n=$((n + 1))
+		grep -qxF "F:	$(dirname "$f")/" "$tree/MAINTAINERS" || return 1
+	done < <(awk '/^diff --git / { f = $4; sub(/^b\//, "", f) } /^new file mode / { print f }' "$patch")
+	((n > 0))
+}
+
 # Files a patch modifies (the b/ side).
 kp_patch_files() {
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1"
@@ -89,7 +101,7 @@ kp_tree() {
 # touched. Untouched files keep their timestamps, so builds stay incremental.
 kp_restore() {
 	local tree=$1 f
-	(cd "$tree.pristine" && find . -type f -printf '%P\n') | while read -r f; do
+	(cd "$tree.pristine" && find . -path ./.created -prune -o -type f -printf '%P\n') | while read -r f; do
 		cmp -s "$tree.pristine/$f" "$tree/$f" ||
 			cp --remove-destination "$tree.pristine/$f" "$tree/$f"
 	done
