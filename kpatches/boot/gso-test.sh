@@ -67,6 +67,20 @@ for d in $devs; do
 	fi
 done
 
+# A lower device that parses frames (no passthru_features_check): dummy,
+# which takes tunnel GSO in hw_enc_features. With the series the core
+# segments an encapsulated skb with two inner tags there, once, instead of
+# above the tunnel (0002's gso_features_check() check); untagged stays GSO.
+echo "phase parsing-underlay: vxlan over dummy"
+if ip link add dm0 type dummy 2>/tmp/err.dm0 && ip addr add 10.1.0.1/24 dev dm0 && ip link set dm0 up &&
+   ip link add vx1 type vxlan id 43 remote 10.1.0.2 dstport 4789 dev dm0 2>>/tmp/err.dm0 && ip link set vx1 up; then
+	for t in 0 2; do
+		"$QINQ" vx1 dm0 "$t" 4000 1000
+	done
+else
+	echo "qinq_gso dev=vx1 result=SKIP reason=\"$(cat /tmp/err.dm0)\""
+fi
+
 # Second phase: the underlay no longer segments tunnel GSO in "hardware"
 # (veth), so it has to do it in software (__skb_udp_tunnel_segment): with the
 # series the tunnel passes one skb down and the underlay sends the segments;

@@ -256,6 +256,7 @@ constexpr KindName kKinds[] = {
 	{DevKind::i40e, "i40e", "i40e"},
 	{DevKind::mlx4_en, "mlx4_en", "mlx4_en"},
 	{DevKind::mlx5_core, "mlx5_core", "mlx5_core"},
+	{DevKind::dummy, "dummy", "dummy"},
 	{DevKind::ice, "ice", "ice"},
 	{DevKind::igc, "igc", "igc"},
 	{DevKind::stmmac, "stmmac", "st_gmac"},
@@ -500,6 +501,16 @@ DeviceModel model_one(const LayerSpec &s, const DeviceModel *lower, KernelVersio
 		d.check = FeaturesCheck::dflt;
 		d.check_source = "drivers/net/ethernet/mellanox/mlx5/core/en_main.c mlx5e_features_check()";
 		break;
+	case DevKind::dummy:
+		// drivers/net/dummy.c dummy_setup(): a device with no
+		// ndo_features_check that takes tunnel GSO (hw_enc_features)
+		d.features = kSg | kFraglist | fmask::gso_software | kHwCsum | kHighdma | fmask::gso_encap_all;
+		d.vlan_features = 0;
+		d.hw_enc_features = d.features;
+		d.check = FeaturesCheck::dflt;
+		d.source = "drivers/net/dummy.c dummy_setup(): SG|FRAGLIST|GSO_SOFTWARE|HW_CSUM|HIGHDMA|GSO_ENCAP_ALL";
+		d.check_source = "drivers/net/dummy.c dummy_netdev_ops";
+		break;
 	case DevKind::ice:
 	case DevKind::igc:
 	case DevKind::stmmac:
@@ -517,6 +528,7 @@ DeviceModel model_one(const LayerSpec &s, const DeviceModel *lower, KernelVersio
 		d.check_source = "unknown";
 		break;
 	}
+	d.inner_qinq_gso_check = patched && d.check != FeaturesCheck::passthru;
 	if (s.live) {
 		d.features = *s.live;
 		d.source += "; dev->features read from the running device";
@@ -563,7 +575,7 @@ Result<std::vector<LayerSpec>> parse_stack(std::string_view s)
 		if (!k)
 			return usage_error("unknown device kind '" + std::string(kind) +
 					   "' (veth tun macvlan ipvlan bridge bond team vlan vxlan geneve virtio_net igb i40e "
-					   "mlx4_en mlx5_core)");
+					   "mlx4_en mlx5_core dummy)");
 		if (*k == DevKind::ice || *k == DevKind::igc || *k == DevKind::stmmac || *k == DevKind::vmxnet3)
 			return usage_error("--stack: the TX features of " + std::string(kind) +
 					   " are not modelled (its RX facts: features --rx --driver " + std::string(kind) + ")");
@@ -695,6 +707,7 @@ Resolution resolve(const std::vector<DeviceModel> &stack, const PacketClass &pkt
 	bool v6 = encap ? false : is_v6(pkt.l4);	// harmonize_features() looks at the outer protocol
 	bool partial = pkt.csum_partial;
 	Encap tunnel = pkt.encap;
+	unsigned inner_tags = 0;	// tags inside a tunnel this stack encapsulated in
 	unsigned skbs = 1;
 	if (encap && gso)
 		gso_type |= B(F::gso_udp_tunnel);
@@ -717,6 +730,13 @@ Resolution resolve(const std::vector<DeviceModel> &stack, const PacketClass &pkt
 			if (b != f)
 				step(lr, b, f, "not SKB_GSO_PARTIAL: dev->gso_partial_features removed",
 				     std::string(kDevC) + "gso_features_check()");
+		}
+		if (gso && encap && inner_tags >= 2 && d.inner_qinq_gso_check) {
+			b = f;
+			f &= ~fmask::gso;
+			step(lr, b, f, "kpatch 0002: encapsulated skb with more than one inner tag on a device that "
+				       "parses frames (not passthru_features_check): GSO removed",
+			     std::string(kDevC) + "gso_features_check(), skb_inner_vlan_tagged_multi()");
 		}
 		if (encap) {
 			b = f;
@@ -859,6 +879,7 @@ Resolution resolve(const std::vector<DeviceModel> &stack, const PacketClass &pkt
 			break;
 		case DevKind::vxlan:
 		case DevKind::geneve:
+			inner_tags = tags;	// validate_xmit_vlan() put any metadata tag in the packet
 			tags = 0;
 			meta = false;
 			encap = true;
@@ -948,7 +969,7 @@ const char *Resolution::placement(bool of_seg) const
 	if (w == Where::dropped)
 		return "dropped";
 	const DevKind k = layers[layer].kind;
-	if (k == DevKind::veth || k == DevKind::tun || k == DevKind::unknown)
+	if (k == DevKind::veth || k == DevKind::tun || k == DevKind::dummy || k == DevKind::unknown)
 		return "none_in_stack";
 	return "hardware";
 }

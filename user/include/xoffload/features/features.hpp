@@ -78,7 +78,7 @@ KernelVersion running_kernel_model();
 
 enum class DevKind {
 	veth, tun, macvlan, ipvlan, bridge, bond, team, vlan, vxlan, geneve, virtio_net,
-	igb, i40e, mlx4_en, mlx5_core,
+	igb, i40e, mlx4_en, mlx5_core, dummy,
 	// RX/AF_XDP facts only (nic_facts()); their TX features are not modelled
 	ice, igc, stmmac, vmxnet3,
 	unknown,
@@ -116,6 +116,10 @@ struct DeviceModel {
 	LayerSpec spec;
 	FeatureMask features = 0, vlan_features = 0, hw_enc_features = 0, gso_partial_features = 0;
 	FeaturesCheck check = FeaturesCheck::dflt;
+	// kpatch 0002: gso_features_check() clears GSO for an encapsulated skb
+	// whose inner Ethernet frame has more than one tag, on a device whose
+	// ndo_features_check is not passthru_features_check
+	bool inner_qinq_gso_check = false;
 	std::string source;	// "drivers/net/veth.c veth_setup(), VETH_FEATURES"
 	std::string check_source;
 	std::string name() const;	// ifname or kind
@@ -193,7 +197,7 @@ struct Resolution {
 	unsigned dropped_skbs = 0;
 	// What the summary says of segmentation (@seg) or the checksum, as one
 	// word: "not_requested", "software" (at layers[..._layer]), "none_in_stack"
-	// (the bottom is virtual, veth or tun: it hands the skb on unsegmented or
+	// (the bottom is virtual, veth, tun or dummy: it hands the skb on unsegmented or
 	// with the checksum partial, and nothing in the stack does the work),
 	// "hardware" (the bottom device's driver) or "dropped" (a layer dropped
 	// the skbs before it was done). The text and --json of
