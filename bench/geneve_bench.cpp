@@ -11,6 +11,9 @@
 //   pages keep their bytes, so each frame is the input again.
 // - Every timed run must show xo_gnv_stats == frames on exactly the case's
 //   reasons (matched + passed/decapped/...), nothing else counted.
+// - Churn rows (-churn): 1,024 VNIs and 16 registered ports in rotation,
+//   written into each frame by the wrapper before the program runs, so the
+//   per-CPU lookup cache misses; their baseline runs the same rewrite.
 #include "bench.hpp"
 
 #include <arpa/inet.h>
@@ -49,8 +52,13 @@ struct Case {
 	uint32_t action = XO_GNV_ACT_PASS;
 	uint32_t flags = 0;		// xo_gnv_cfg flags
 	std::vector<unsigned> counters;	// reasons that must equal frames
+	unsigned vnis = 0, ports = 0;	// churn: VNIs and ports in rotation (0: one of each)
+	uint32_t l4_off = 0, gnv_off = 0;	// churn: UDP and Geneve header offsets in the frame
 	std::vector<double> ns;
 };
+
+constexpr unsigned churn_vnis = XO_GNV_MAX_RULES, churn_ports = 16;
+constexpr uint32_t churn_vni_base = 100000;
 
 std::vector<Case> make_cases()
 {
@@ -72,6 +80,18 @@ std::vector<Case> make_cases()
 		     outer4(geneve(7, kEthTeb, inner)), XO_GNV_ACT_DECAP, 0, decap});
 	c.push_back({"decap6-opts", "IPv6 outer + 2 options, decap", false, decap_target,
 		     outer6(geneve(7, kEthTeb, inner, opts, kGnvCrit)), XO_GNV_ACT_DECAP, 0, decap});
+	auto churn = [&](Case k, const char *name, const char *measures, bool v6) {
+		k.name = name;
+		k.measures = measures;
+		k.vnis = churn_vnis;
+		k.ports = churn_ports;
+		k.l4_off = v6 ? kOuter6Len - 8 : kOuter4Len - 8;
+		k.gnv_off = v6 ? kOuter6Len : kOuter4Len;
+		return k;
+	};
+	c.push_back(churn(c[1], "classify4-churn", "classify4, 1024 VNIs x 16 ports in rotation (cache misses)", false));
+	c.push_back(churn(c[2], "classify6-churn", "classify6-opts, 1024 VNIs x 16 ports in rotation", true));
+	c.push_back(churn(c[4], "decap4-churn", "decap4, 1024 VNIs x 16 ports in rotation", false));
 	c.push_back({"not-geneve", "ref: UDP to an unregistered port", false, 0,
 		     outer4(geneve(7, kEthTeb, inner), 4789), XO_GNV_ACT_PASS, 0, {XO_GNV_CNT_NOT_GENEVE}});
 	c.push_back({"xsk-hash", "ref: inner 5-tuple hash + XSKMAP miss", false, 0, outer4(geneve(7, kEthTeb, inner)),
@@ -85,12 +105,15 @@ class GeneveBench {
 public:
 	explicit GeneveBench(xo_bench_geneve_bpf *s) : s_(s), ncpus_(libbpf_num_possible_cpus()) {}
 
+	// the Geneve port and, for the churn rows, the ports after it
 	int setup()
 	{
-		uint32_t port = kPortGeneve_, cls = 0x0102, one = 1;
+		uint32_t cls = 0x0102, one = 1;
 		xo_gnv_port p{1, 0};
-		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_ports), &port, &p, BPF_ANY) ||
-		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_optcls), &cls, &one, BPF_ANY))
+		for (uint32_t port = kPortGeneve_; port < kPortGeneve_ + churn_ports; port++)
+			if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_ports), &port, &p, BPF_ANY))
+				return -errno;
+		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_optcls), &cls, &one, BPF_ANY))
 			return -errno;
 		return 0;
 	}
@@ -102,6 +125,19 @@ public:
 		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY) ||
 		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cfg), &zero, &cfg, BPF_ANY))
 			return -errno;
+		// churn: every rotated VNI has the case's rule (1024 + VNI 7 fill the map)
+		for (uint32_t i = 0; i < c.vnis; i++) {
+			uint32_t v = churn_vni_base + i;
+			xo_gnv_rule cr{c.action, 4, static_cast<__u16>(1 + i % XO_GNV_MAX_RULES)};
+			if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &v, &cr, BPF_ANY))
+				return -errno;
+		}
+		s_->bss->churn_vnis = c.vnis;
+		s_->bss->churn_vni_base = churn_vni_base;
+		s_->bss->churn_ports = c.ports;
+		s_->bss->churn_port_base = kPortGeneve_;
+		s_->bss->churn_l4_off = c.l4_off;
+		s_->bss->churn_gnv_off = c.gnv_off;
 		std::vector<xo_gnv_stats> z(static_cast<size_t>(ncpus_));
 		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_stats), &zero, z.data(), BPF_ANY) ||
 		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_vstats), &slot, z.data(), BPF_ANY))
@@ -158,8 +194,14 @@ public:
 		}
 		return true;
 	}
-	int base_fd() const { return bpf_program__fd(s_->progs.xo_bench_gbase); }
-	int gnv_fd() const { return bpf_program__fd(s_->progs.xo_bench_gnv); }
+	int base_fd(const Case &c) const
+	{
+		return bpf_program__fd(c.vnis ? s_->progs.xo_bench_gbase_churn : s_->progs.xo_bench_gbase);
+	}
+	int gnv_fd(const Case &c) const
+	{
+		return bpf_program__fd(c.vnis ? s_->progs.xo_bench_gnv_churn : s_->progs.xo_bench_gnv);
+	}
 
 private:
 	static constexpr uint32_t kPortGeneve_ = test::kPortGeneve;
@@ -197,7 +239,7 @@ int run_geneve(const Options &opt)
 		if (c.base)
 			continue;
 		std::string why;
-		if ((err = b.apply(c)) || (err = b.run(b.gnv_fd(), c.in, frames, ns)))
+		if ((err = b.apply(c)) || (err = b.run(b.gnv_fd(c), c.in, frames, ns)))
 			return fail("geneve: " + c.name + ": verify run", err);
 		if (!b.counters_ok(c, frames, why))
 			return fail("geneve: " + c.name + ": VERIFY FAILED: " + why);
@@ -208,10 +250,11 @@ int run_geneve(const Options &opt)
 		for (size_t i = 1; i < cases.size(); i++) {
 			Case &c = cases[i];
 			double base_ns;
-			if ((err = b.apply(c)) || (err = b.measure(b.base_fd(), c.in, frames, base_ns)) ||
-			    (err = b.measure(b.gnv_fd(), c.in, frames, ns)))
+			if ((err = b.apply(c)) || (err = b.measure(b.base_fd(c), c.in, frames, base_ns)) ||
+			    (err = b.measure(b.gnv_fd(c), c.in, frames, ns)))
 				return fail("geneve: " + c.name + ": timed run", err);
-			cases[0].ns.push_back(base_ns);
+			if (!c.vnis)	// the baseline row: the plain floor (churn rows have their own)
+				cases[0].ns.push_back(base_ns);
 			c.ns.push_back(ns);
 			ratio[i].push_back(ns / base_ns);
 		}

@@ -20,3 +20,55 @@ int xo_bench_gnv(struct xdp_md *ctx)
 	xo_gnv_xdp(ctx, 0);
 	return XDP_DROP;
 }
+
+/* VNI and port churn: before each frame the wrapper writes the next of
+ * churn_vnis VNIs (from churn_vni_base) into the Geneve header at
+ * churn_gnv_off, and the next of churn_ports UDP destination ports (from
+ * churn_port_base) at churn_l4_off + 2, so the per-CPU lookup cache misses
+ * as it would under many tunnels. The bench pins one CPU: one counter.
+ */
+__u32 churn_vnis, churn_vni_base, churn_ports, churn_port_base, churn_l4_off, churn_gnv_off, churn_n;
+
+static __always_inline void xo_bench_churn(struct xdp_md *ctx)
+{
+	__u8 *data = (__u8 *)(long)ctx->data, *end = (__u8 *)(long)ctx->data_end;
+	__u32 n = churn_n++;
+	__u8 *q;
+
+	if (churn_ports) {
+		__u32 port = churn_port_base + n % churn_ports;
+
+		q = data + (churn_l4_off & 0x7f);
+		if (q + 4 > end)
+			return;
+		q[2] = port >> 8;
+		q[3] = port & 0xff;
+	}
+	if (churn_vnis) {
+		__u32 vni = churn_vni_base + n % churn_vnis;
+
+		q = data + (churn_gnv_off & 0x7f);
+		if (q + 8 > end)
+			return;
+		q[4] = vni >> 16;
+		q[5] = (vni >> 8) & 0xff;
+		q[6] = vni & 0xff;
+	}
+}
+
+/* The churn floor: the same rewrite, then drop. */
+SEC("xdp")
+int xo_bench_gbase_churn(struct xdp_md *ctx)
+{
+	xo_bench_churn(ctx);
+	return XDP_DROP;
+}
+
+/* Timed under churn: the rewrite, then exactly xdp_geneve's code. */
+SEC("xdp")
+int xo_bench_gnv_churn(struct xdp_md *ctx)
+{
+	xo_bench_churn(ctx);
+	xo_gnv_xdp(ctx, 0);
+	return XDP_DROP;
+}
