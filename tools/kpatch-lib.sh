@@ -77,6 +77,25 @@ kp_lock() {
 	}
 }
 
+# kp_tree_current DIR PKGVER: 0 when DIR already holds the source of PKGVER.
+kp_tree_current() {
+	[[ -f $1/Makefile && $(cat "$1.stamp" 2>/dev/null) == "$2" ]]
+}
+
+# kp_tree_unpack DIR PKGVER TOP: extract the xz kernel tarball on stdin,
+# whose top directory is TOP, into DIR, replacing what was there with its
+# pristine copies; stamped PKGVER.
+kp_tree_unpack() {
+	local dir=$1 pkgver=$2 top=$3
+	rm -rf "${dir:?}" "${dir:?}.pristine" "${dir:?}.stamp" "${dir:?}.tmp"
+	mkdir -p "$dir.tmp"
+	"${KP_NICE[@]}" tar -C "$dir.tmp" -xJ
+	mv "$dir.tmp/$top" "$dir"
+	rmdir "$dir.tmp"
+	mkdir -p "$dir.pristine"
+	echo "$pkgver" >"$dir.stamp"
+}
+
 # kp_tree VER NAME: make sure src/NAME holds linux-source-VER as packaged now
 # (re-extracted when the package version changes); prints the tree path.
 kp_tree() {
@@ -84,15 +103,9 @@ kp_tree() {
 	local dir="$KP_CACHE/src/$name" pkgver
 	pkgver=$(dpkg-query -W -f='${Version}' "linux-source-$ver")
 	[[ -f $tarball ]] || kp_die "$tarball missing although linux-source-$ver is installed"
-	if [[ ! -f $dir/Makefile || $(cat "$dir.stamp" 2>/dev/null) != "$pkgver" ]]; then
+	if ! kp_tree_current "$dir" "$pkgver"; then
 		kp_log "extracting linux-source-$ver $pkgver into $dir"
-		rm -rf "${dir:?}" "${dir:?}.pristine" "${dir:?}.stamp" "${dir:?}.tmp"
-		mkdir -p "$dir.tmp"
-		"${KP_NICE[@]}" tar -C "$dir.tmp" -xf "$tarball"
-		mv "$dir.tmp/linux-source-$ver" "$dir"
-		rmdir "$dir.tmp"
-		mkdir -p "$dir.pristine"
-		echo "$pkgver" >"$dir.stamp"
+		kp_tree_unpack "$dir" "$pkgver" "linux-source-$ver" <"$tarball"
 	fi
 	echo "$dir"
 }

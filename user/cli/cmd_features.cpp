@@ -60,11 +60,14 @@ void print_text(const FeatOpts &o, const std::vector<DeviceModel> &st, const Pac
 	for (size_t i = 0; i < st.size(); i++) {
 		const DeviceModel &d = st[i];
 		const LayerResult &l = r.layers[i];
+		std::string qual;	// what the kind alone does not say
+		if (d.spec.kind == DevKind::vlan)
+			qual = d.spec.vlan_proto == 0x88a8 ? " 802.1ad" : " 802.1Q";
+		else if (d.spec.kind == DevKind::ipvlan)
+			qual = std::string(" mode ") + ipvlan_mode_name(d.spec.ipvlan_mode);
 		std::printf("\n[%zu] %s%s%s%s%s\n", i, d.name().c_str(), d.spec.ifname.empty() ? "" : " (",
 			    d.spec.ifname.empty() ? "" : dev_kind_name(d.spec.kind), d.spec.ifname.empty() ? "" : ")",
-			    d.spec.kind == DevKind::vlan	    ? (d.spec.vlan_proto == 0x88a8 ? " 802.1ad" : " 802.1Q")
-			    : d.spec.kind == DevKind::ipvlan ? (std::string(" mode ") + ipvlan_mode_name(d.spec.ipvlan_mode)).c_str()
-							     : "");
+			    qual.c_str());
 		if (!l.reached) {
 			std::printf("    not reached: the skbs were dropped above\n");
 			continue;
