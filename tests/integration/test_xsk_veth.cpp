@@ -329,6 +329,78 @@ TEST_F(XskVeth2Q, MultiQueueSharedUmem)
 	EXPECT_EQ(total, n);
 }
 
+// The "threads" entries of a summary: (cpu or -1, packets) per worker thread.
+std::vector<std::pair<int, uint64_t>> summary_threads(const std::string &s)
+{
+	std::vector<std::pair<int, uint64_t>> v;
+	std::regex re("\"thread\":[0-9]+,(?:\"cpu\":([0-9]+),)?\"queues\":\\[[0-9,]*\\],\"packets\":([0-9]+)");
+	for (std::sregex_iterator it(s.begin(), s.end(), re), end; it != end; ++it)
+		v.push_back({(*it)[1].matched ? std::stoi((*it)[1]) : -1, std::stoull((*it)[2])});
+	return v;
+}
+
+// One worker thread per queue on both ends (pinned with --cpus): send
+// splits the count exactly, recv stops at exactly --count across its
+// threads, and each side's per-thread counts add up to its total.
+TEST_F(XskVeth2Q, OneThreadPerQueueCountsExactly)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	std::vector<int> cpus;
+	for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus.push_back(c);
+	const std::string pin = std::to_string(cpus.front()) + (cpus.size() > 1 ? "," + std::to_string(cpus.back()) : "");
+	const uint64_t n = 20000, take = 15000;
+	BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--queues", "2", "--count", std::to_string(take),
+					    "--duration", "20", "--interval", "0"}));
+	ASSERT_TRUE(wait_attached(tb_->ns_b(), tb_->if_b()));
+	CmdResult tx = run_cmd(tool(tb_->ns_a(), send_args({"--queues", "2", "--cpus", pin, "--count", std::to_string(n)})),
+			       kTimeout);
+	ASSERT_TRUE(tx.ok()) << tx.describe();
+	const std::string ts = last_line(tx.out);
+	EXPECT_EQ(json_u64(ts, "completed"), n) << ts;
+	auto tt = summary_threads(ts);
+	ASSERT_EQ(tt.size(), cpus.size()) << ts;
+	uint64_t sum = 0;
+	for (size_t t = 0; t < tt.size(); t++) {
+		EXPECT_EQ(tt[t].first, cpus[t]) << "thread " << t << " not on its --cpus CPU: " << ts;
+		EXPECT_EQ(tt[t].second, n / tt.size()) << "the count is split evenly: " << ts;
+		sum += tt[t].second;
+	}
+	EXPECT_EQ(sum, n);
+	CmdResult r = rx.wait(30);
+	ASSERT_TRUE(r.ok()) << r.describe();
+	const std::string rs = last_line(r.out);
+	EXPECT_EQ(json_u64(rs, "packets"), take) << "recv --count across two threads: " << rs;
+	auto rt = summary_threads(rs);
+	ASSERT_EQ(rt.size(), 2u) << "one unpinned thread per queue: " << rs;
+	uint64_t got = 0;
+	for (const auto &[cpu, p] : rt) {
+		EXPECT_EQ(cpu, -1) << rs;
+		EXPECT_GT(p, 0u) << "a queue's thread received nothing: " << rs;
+		got += p;
+	}
+	// --count is shared out batch by batch: no thread takes a frame beyond it
+	EXPECT_EQ(got, take) << rs;
+}
+
+// --cpus: a malformed list or a CPU this process may not use is one line,
+// exit 2, before anything is bound.
+TEST_F(XskVeth2Q, BadCpusIsAUsageError)
+{
+	for (const std::string bad : {"x", "4000", "0-"}) {
+		CmdResult r = run_cmd(tool(tb_->ns_a(), send_args({"--queues", "2", "--cpus", bad, "--count", "10"})), kTimeout);
+		EXPECT_EQ(r.exit_code, 2) << r.describe();
+		EXPECT_NE(r.err.find("--cpus " + bad + ":"), std::string::npos) << r.err;
+		EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+		CmdResult v = run_cmd(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--cpus", bad, "--count", "1"}), kTimeout);
+		EXPECT_EQ(v.exit_code, 2) << v.describe();
+		EXPECT_FALSE(xdp_attached(tb_->ns_b(), tb_->if_b()));
+	}
+}
+
 // Ctrl-C: summary printed, exit 0, program detached, no pins left.
 TEST_F(XskVeth, SigintLeavesNothingBehind)
 {

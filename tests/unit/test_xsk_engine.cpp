@@ -2,11 +2,14 @@
 // The traffic engine's pieces that need no socket: the send pacer on an
 // injected clock, the TX plan from the feature model, socket layout and
 // Geneve slot counts, totals over per-socket counters, GSO classes and
-// segment checks, and the Geneve/MTU arithmetic send sizes frames by.
+// segment checks, the Geneve/MTU arithmetic send sizes frames by, and the
+// worker threads' plan, CPU list and interval board.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "xoffload/abi.h"
@@ -15,6 +18,7 @@
 #include "xoffload/xsk/plan.hpp"
 #include "xoffload/xsk/receiver.hpp"
 #include "xoffload/xsk/sender.hpp"
+#include "xoffload/xsk/workers.hpp"
 
 using namespace xoffload;
 using namespace xoffload::xsk;
@@ -484,6 +488,133 @@ TEST(Totals, EmptyEngineSumsToZero)
 	EXPECT_EQ(t.packets, 0u);
 	EXPECT_EQ(t.k_fill_empty, 0u);
 	EXPECT_EQ(t.kick_errno, 0);
+}
+
+// ---- worker threads -------------------------------------------------------------
+
+TEST(ThreadPlan, OneThreadPerQueueUnpinned)
+{
+	const std::vector<size_t> own = {0, 1, 2};
+	ThreadPlan p = plan_threads(own, {});
+	ASSERT_EQ(p.size(), 3u);
+	for (size_t t = 0; t < 3; t++) {
+		EXPECT_EQ(p.socks[t], std::vector<size_t>{t});
+		EXPECT_EQ(p.cpu[t], -1);
+	}
+}
+
+TEST(ThreadPlan, ASharedFillRingStaysOnOneThread)
+{
+	// two queues, two sockets each sharing the first one's ring (recv --geneve)
+	const std::vector<size_t> shared = {0, 0, 2, 2};
+	ThreadPlan p = plan_threads(shared, {});
+	ASSERT_EQ(p.size(), 2u);
+	EXPECT_EQ(p.socks[0], (std::vector<size_t>{0, 1}));
+	EXPECT_EQ(p.socks[1], (std::vector<size_t>{2, 3}));
+	// one CPU: one thread, pinned, driving every socket
+	const std::vector<int> one = {1};
+	p = plan_threads(shared, one);
+	ASSERT_EQ(p.size(), 1u);
+	EXPECT_EQ(p.cpu[0], 1);
+	EXPECT_EQ(p.socks[0], (std::vector<size_t>{0, 1, 2, 3}));
+}
+
+TEST(ThreadPlan, MoreCpusThanQueuesAndGroupsDealtInTurn)
+{
+	const std::vector<size_t> own = {0, 1};
+	const std::vector<int> three = {4, 5, 6};
+	ThreadPlan p = plan_threads(own, three);
+	ASSERT_EQ(p.size(), 2u);	// a thread without sockets would do nothing
+	EXPECT_EQ(p.cpu, (std::vector<int>{4, 5}));
+	const std::vector<size_t> five = {0, 1, 2, 3, 4};
+	const std::vector<int> two = {0, 1};
+	p = plan_threads(five, two);
+	ASSERT_EQ(p.size(), 2u);
+	EXPECT_EQ(p.socks[0], (std::vector<size_t>{0, 2, 4}));
+	EXPECT_EQ(p.socks[1], (std::vector<size_t>{1, 3}));
+	EXPECT_EQ(plan_threads({}, two).size(), 0u);
+}
+
+TEST(ParseCpus, ListsRangesAllAndRefusals)
+{
+	const std::vector<int> allowed = allowed_cpus();
+	ASSERT_FALSE(allowed.empty());
+	auto all = parse_cpus("all");
+	ASSERT_TRUE(all.ok()) << all.error().msg;
+	EXPECT_EQ(*all, allowed);
+	const std::string first = std::to_string(allowed.front());
+	auto one = parse_cpus(first);	// one CPU, not a count
+	ASSERT_TRUE(one.ok()) << one.error().msg;
+	EXPECT_EQ(*one, std::vector<int>{allowed.front()});
+	for (const char *bad : {"x", "1-", ",", "-1", "0-1-2"}) {
+		auto r = parse_cpus(bad);
+		ASSERT_FALSE(r.ok()) << bad;
+		EXPECT_EQ(r.error().msg.rfind(std::string("--cpus ") + bad + ":", 0), 0u) << r.error().msg;
+	}
+	auto far = parse_cpus("4000");
+	ASSERT_FALSE(far.ok());
+	EXPECT_NE(far.error().msg.find("CPU 4000 is not one this process may run on"), std::string::npos)
+		<< far.error().msg;
+}
+
+TEST(TotalsBoard, CollectSumsWhatEveryWorkerPublished)
+{
+	TotalsBoard board(2);
+	std::atomic<bool> quit{false};
+	std::atomic<uint64_t> polls{0};
+	// worker 0 answers every round with its growing count; worker 1 finishes early
+	std::thread w0([&] {
+		uint64_t n = 0;
+		while (!quit.load()) {
+			n++;
+			board.poll(0, [&] {
+				Totals t;
+				t.packets = n;
+				t.submitted = 1;
+				return t;
+			});
+			polls++;
+		}
+	});
+	Totals fin;
+	fin.packets = 1000;
+	fin.kick_errno = 11;
+	board.finish(1, fin);
+	Totals a = board.collect(5.0);
+	Totals b = board.collect(5.0);
+	quit = true;
+	w0.join();
+	EXPECT_GE(a.packets, 1001u);	// worker 0 answered (n >= 1) plus worker 1's final count
+	EXPECT_GT(b.packets, a.packets);	// a fresh answer each round
+	EXPECT_EQ(b.submitted, 1u);
+	EXPECT_EQ(b.kick_errno, 11);
+	EXPECT_GT(polls.load(), 0u);
+}
+
+TEST(TotalsBoard, AWorkerThatNeverAnswersDoesNotHoldTheReportUp)
+{
+	TotalsBoard board(1);
+	Totals t = board.collect(0.05);	// nobody polls: its (empty) previous answer
+	EXPECT_EQ(t.packets, 0u);
+}
+
+TEST(Totals, AddTotalsCounterByCounter)
+{
+	Totals a, b;
+	a.packets = 1;
+	a.k_fill_empty = 2;
+	a.kick_errno = 5;
+	b.packets = 10;
+	b.bytes = 20;
+	b.descs = 3;
+	b.completed = 4;
+	add_totals(a, b);
+	EXPECT_EQ(a.packets, 11u);
+	EXPECT_EQ(a.bytes, 20u);
+	EXPECT_EQ(a.k_fill_empty, 2u);
+	EXPECT_EQ(a.descs, 3u);
+	EXPECT_EQ(a.completed, 4u);
+	EXPECT_EQ(a.kick_errno, 5);	// b had none
 }
 
 } // namespace

@@ -276,6 +276,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	rc.idle = o.idle;
 	rc.interval = o.interval;
 	rc.batch = o.batch;
+	rc.cpus = *worker_cpus(o);
 	RecvHooks hooks;
 	hooks.stop = [] { return stop_requested(); };
 	hooks.interval = [&](const Totals &now, const Totals &prev, double dt) {
@@ -285,7 +286,10 @@ Status run_recv(const Globals &g, const XskOpts &o)
 				xc = *c;
 		print_interval(g, *dev, e, true, now, prev, dt, xc ? &*xc : nullptr);
 	};
-	const RecvResult r = receive(e, *watch, rc, RecvSinks{pcap ? &*pcap : nullptr, pcaps}, hooks);
+	auto rr = receive(e, *watch, rc, RecvSinks{pcap ? &*pcap : nullptr, pcaps}, hooks);
+	if (!rr)
+		return rr.error();
+	const RecvResult &r = *rr;
 	std::optional<XskProgCounters> xc;
 	std::optional<GeneveCounterSet> gnv;
 	if (prog) {

@@ -61,7 +61,7 @@ Status check_fits_device(const Netdev &dev, const XskOpts &o, uint32_t len, unsi
 			   (was > over ? "at most " + std::to_string(was - over) : "nothing fits"));
 }
 
-SendConfig send_config(const XskOpts &o)
+SendConfig send_config(const XskOpts &o, std::vector<int> cpus)
 {
 	SendConfig c;
 	c.count = o.count.value_or(UINT64_MAX);
@@ -69,6 +69,7 @@ SendConfig send_config(const XskOpts &o)
 	c.duration = o.duration;
 	c.interval = o.interval;
 	c.batch = o.batch;
+	c.cpus = std::move(cpus);
 	return c;
 }
 
@@ -159,7 +160,7 @@ Status send_gso(const Globals &g, const Netdev &dev, Engine &e, const XskOpts &o
 					: "",
 			     dev.name.c_str(), queue_list(e).c_str(), e.mode.c_str(), e.md.c_str(),
 			     req.csum == CsumMode::tx_metadata ? "by TX metadata" : "in software, during the copy");
-	auto r = send_segmented(e, dev, send_config(o), super->bytes, req, *pcap ? &**pcap : nullptr, hooks);
+	auto r = send_segmented(e, dev, send_config(o, *worker_cpus(o)), super->bytes, req, *pcap ? &**pcap : nullptr, hooks);
 	if (!r)
 		return r.error();
 	if (!g.json && !g.prometheus)
@@ -202,8 +203,10 @@ Status send_plain(const Globals &g, const Netdev &dev, Engine &e, const XskOpts 
 			     req.geneve ? (" in Geneve VNI " + std::to_string(req.geneve->vni) + " port " +
 					   std::to_string(req.geneve->dst_port)).c_str()
 					: "");
-	const SendResult r = send_frames(e, dev, send_config(o), *built, *pcap ? &**pcap : nullptr, hooks);
-	return report_send(g, dev, e, r, *pcap);
+	auto r = send_frames(e, dev, send_config(o, *worker_cpus(o)), *built, *pcap ? &**pcap : nullptr, hooks);
+	if (!r)
+		return r.error();
+	return report_send(g, dev, e, *r, *pcap);
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 // (the run itself: cmd_send.cpp, cmd_recv.cpp; printing: xsk_output.cpp).
 #include "xsk_cli.hpp"
 #include "xoffload/features/channels.hpp"
+#include "xoffload/xsk/workers.hpp"
 
 namespace xoffload::cli {
 
@@ -48,7 +49,16 @@ Status check_common(const XskOpts &o, unsigned queue_limit)
 		return usage_error("--duration must be positive");
 	if (o.interval < 0)
 		return usage_error("--interval must be >= 0");
+	if (auto c = worker_cpus(o); !c)
+		return c.error();
 	return ok();
+}
+
+Result<std::vector<int>> worker_cpus(const XskOpts &o)
+{
+	if (!o.cpus)
+		return std::vector<int>{};
+	return xsk::parse_cpus(*o.cpus);
 }
 
 namespace {
@@ -77,6 +87,8 @@ CLI::Option *add_common(CLI::App *c, XskOpts &o)
 		->capture_default_str();
 	c->add_flag("--no-need-wakeup", o.no_need_wakeup, "Do not bind with XDP_USE_NEED_WAKEUP");
 	c->add_flag("--busy-poll", o.busy_poll, "Prefer busy polling (SO_PREFER_BUSY_POLL)");
+	c->add_option("--cpus", o.cpus,
+		      "Worker threads, one per CPU given and pinned to it (1, 0,1, 0-3, all); default: one per queue");
 	return interval;
 }
 

@@ -38,6 +38,7 @@ struct XskOpts {
 	bool no_need_wakeup = false;
 	bool busy_poll = false;
 	bool check_accounting = false;
+	std::optional<std::string> cpus;	// --cpus: one worker thread per CPU, pinned
 	// send
 	std::string dst_mac, src_mac, src_ip, dst_ip, proto = "udp", vlan;
 	uint16_t src_port = 40001, dst_port = 40002;
@@ -77,6 +78,8 @@ bool queues_is_count(const XskOpts &o);
 xsk::EngineConfig engine_config(const XskOpts &o);
 // A bad --queues list is a usage error before any device is looked at.
 Status check_common(const XskOpts &o, unsigned queue_limit);
+// --cpus parsed (xsk::parse_cpus); empty without it.
+Result<std::vector<int>> worker_cpus(const XskOpts &o);
 // The queues the sockets go on (--queue, --queues; recv --geneve's count form
 // of --queues names no queue).
 Result<std::vector<uint32_t>> bound_queues(const Netdev &dev, const XskOpts &o, bool rx, unsigned limit);

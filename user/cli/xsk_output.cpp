@@ -6,6 +6,7 @@
 #include "prometheus.hpp"
 #include "xsk_cli.hpp"
 #include "xoffload/core/kernel.hpp"
+#include "xoffload/features/channels.hpp"
 
 namespace xoffload::cli {
 
@@ -43,6 +44,30 @@ void sockets_out(const xsk::Engine &e, bool rx, Json *j)
 						      : (" (fill ring of socket " + std::to_string(ring) + ")").c_str());
 			else
 				std::printf("  socket %s: %" PRIu64 " frames completed\n", who.c_str(), st.tx_completed);
+		}
+	}
+	if (j)
+		j->end_array();
+}
+
+// The worker threads of the run: where each ran, its queues and what its
+// sockets counted (the summary's totals are their sum).
+void threads_out(const xsk::Engine &e, Json *j)
+{
+	if (j)
+		j->begin_array("threads");
+	for (size_t t = 0; t < e.threads.size(); t++) {
+		const auto &th = e.threads[t];
+		if (j) {
+			j->begin_object().kv("thread", static_cast<uint64_t>(t));
+			if (th.cpu >= 0)
+				j->kv("cpu", static_cast<uint64_t>(th.cpu));
+			j->array("queues", th.queues).kv("packets", th.totals.packets).kv("bytes", th.totals.bytes)
+				.end_object();
+		} else if (e.threads.size() > 1) {
+			std::printf("  thread %zu (%s, queues %s): %" PRIu64 " packets %" PRIu64 " bytes\n", t,
+				    th.cpu >= 0 ? ("cpu " + std::to_string(th.cpu)).c_str() : "not pinned",
+				    queue_list_text(th.queues).c_str(), th.totals.packets, th.totals.bytes);
 		}
 	}
 	if (j)
@@ -126,6 +151,12 @@ void prom_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, boo
 		for (unsigned r = 0; r < kGeneveStats; r++)
 			p.sample({{"reason", geneve_counter_name(r)}}, static_cast<uint64_t>((*gnv)[r].packets));
 	}
+	p.family("xoffload_xsk_thread_packets_total", "counter",
+		 "Frames each worker thread's sockets received or sent (cpu: where it was pinned)");
+	for (size_t t = 0; t < e.threads.size(); t++)
+		p.sample({{"thread", std::to_string(t)},
+			  {"cpu", e.threads[t].cpu >= 0 ? std::to_string(e.threads[t].cpu) : std::string("none")}},
+			 e.threads[t].totals.packets);
 	p.family("xoffload_xsk_interrupted", "gauge", "1 when a signal ended the run").sample({}, uint64_t{interrupted});
 	p.family("xoffload_xsk_accounting_consistent", "gauge",
 		 "1 when every UMEM frame of the run was accounted for at its end")
@@ -222,6 +253,7 @@ void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bo
 		if (pcap_frames)
 			j.kv("pcap_frames", pcap_frames);
 		sockets_out(e, rx, &j);
+		threads_out(e, &j);
 		accounting_out(e, j);
 		j.end_object().print();
 		return;
@@ -232,6 +264,7 @@ void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bo
 		    e.shared_queue ? (" (" + std::to_string(e.socks.size()) + " sockets)").c_str() : "",
 		    e.mode.c_str(), e.md.c_str(), e.sg ? "on" : "off", interrupted ? " (interrupted)" : "");
 	sockets_out(e, rx, nullptr);
+	threads_out(e, nullptr);
 	if (!rx)
 		std::printf("  submitted %" PRIu64 " completed %" PRIu64 " ring-full %" PRIu64 " kick-busy %" PRIu64
 			    " kick-errors %" PRIu64 " tx-invalid %" PRIu64 "; %s tx_dropped %s\n",

@@ -5,9 +5,12 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <mutex>
 
 #include "xoffload/xsk/receiver.hpp"
+#include "xoffload/xsk/workers.hpp"
 
 #include "xoffload/bpf/loader.hpp"
 #include "xoffload/core/netdev.hpp"
@@ -92,92 +95,171 @@ Result<RecvProgram> attach_recv_program(const Netdev &dev, XdpMode mode, RxFilte
 	return r;
 }
 
-RecvResult receive(Engine &e, LinkWatch &watch, const RecvConfig &c, RecvSinks sinks, const RecvHooks &hooks)
+namespace {
+
+// What recv's workers share: the frames taken off the RX rings
+// (committed) and those a worker may take before it has (reserved: c.count
+// is shared out batch by batch, so the threads together stop at exactly
+// c.count), the stop the reporting thread decides, the time of the latest
+// frame (--idle).
+struct RecvShared {
+	std::atomic<uint64_t> reserved{0}, committed{0};
+	std::atomic<bool> stop{false};
+	std::atomic<int64_t> last_rx_ns{0};
+};
+
+// Up to @want frames of what c.count leaves, reserved; 0 when the rest is
+// reserved by other threads (or taken).
+uint64_t reserve(RecvShared &sh, uint64_t limit, uint64_t want)
 {
-	RecvResult res;
-	double next_watch = 0;
+	uint64_t r = sh.reserved.load(std::memory_order_relaxed);
+	for (;;) {
+		const uint64_t take = r >= limit ? 0 : std::min(want, limit - r);
+		if (!take || sh.reserved.compare_exchange_weak(r, r + take, std::memory_order_relaxed))
+			return take;
+	}
+}
+
+int64_t now_ns()
+{
+	timespec ts{};
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// One worker: its sockets' RX rings drained, refilled and woken until the
+// count is reached or the reporting thread says stop.
+void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, RecvSinks sinks, std::mutex &all_m,
+		RecvShared &sh, TotalsBoard &board, size_t t)
+{
 	const uint64_t limit = c.count;
 	// room for the longest descriptor chain: rx_peek then returns whole frames
 	std::vector<RxDesc> descs(std::max(c.batch, kMaxRxChain));
 	std::vector<pollfd> pfds;
-	for (auto &s : e.socks)
-		pfds.push_back(pollfd{s.fd(), POLLIN, 0});
+	for (size_t k : idx)
+		pfds.push_back(pollfd{e.socks[k].fd(), POLLIN, 0});
 	std::vector<std::span<const std::byte>> pieces(kMaxRxChain);
-	size_t npieces = 0;
-	uint64_t got = 0;
-	const double t0 = monotonic_seconds();
-	double next_report = c.interval > 0 ? t0 + c.interval : INFINITY, last = t0, last_rx = 0;
-	Totals prev{};
 	timespec ts{};
 
-	while (got < limit) {
+	while (!sh.stop.load(std::memory_order_relaxed)) {
+		board.poll(t, [&] { return sum_of(e, idx, true); });
 		bool any = false;
-		for (size_t k = 0; k < e.socks.size(); k++) {
+		for (size_t k : idx) {
 			auto &s = e.socks[k];
-			uint32_t n = s.rx_peek(descs);
+			// with a count: no more descriptors than frames reserved (one
+			// frame each, or whole chains of at most kMaxRxChain with
+			// multi-buffer, which may go a few frames over)
+			uint64_t take = descs.size();
+			if (limit != UINT64_MAX && !(take = reserve(sh, limit, descs.size())))
+				break;
+			const size_t span = e.sg ? std::max<size_t>(take, kMaxRxChain) : take;
+			uint32_t n = s.rx_peek({descs.data(), std::min(span, descs.size())});
+			uint64_t frames = 0;
+			for (uint32_t i = 0; i < n; i++)
+				frames += descs[i].more ? 0 : 1;
+			sh.committed.fetch_add(frames, std::memory_order_relaxed);
+			if (limit != UINT64_MAX)
+				sh.reserved.fetch_add(frames - take, std::memory_order_relaxed);	// back what was not taken
 			if (!n)
 				continue;
 			any = true;
 			PcapWriter *w = sinks.per_socket.empty() ? sinks.all : &sinks.per_socket[k];
-			if (w)
+			if (w) {
+				std::unique_lock<std::mutex> l(all_m, std::defer_lock);
+				if (w == sinks.all)
+					l.lock();
 				clock_gettime(CLOCK_REALTIME, &ts);
-			for (uint32_t i = 0; i < n; i++) {
-				const auto &d = descs[i];
-				if (w && npieces < pieces.size())
-					pieces[npieces++] = {s.data(d.addr), d.len};
-				if (d.more)
-					continue;
-				if (got < limit) {
-					got++;
-					if (w) {
-						if (npieces == 1)
-							w->write(pieces[0], ts);
-						else
-							w->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
-					}
+				size_t npieces = 0;
+				for (uint32_t i = 0; i < n; i++) {
+					const auto &d = descs[i];
+					if (npieces < pieces.size())
+						pieces[npieces++] = {s.data(d.addr), d.len};
+					if (d.more)
+						continue;
+					if (npieces == 1)
+						w->write(pieces[0], ts);
+					else
+						w->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
+					npieces = 0;
 				}
-				npieces = 0;
 			}
 			s.rx_release({descs.data(), n});
 			s.refill();
 		}
-		double t = monotonic_seconds();
 		if (any)
-			last_rx = t;
-		if (hooks.stop && hooks.stop()) {
-			res.interrupted = true;
+			sh.last_rx_ns.store(now_ns(), std::memory_order_relaxed);
+		if (sh.committed.load(std::memory_order_relaxed) >= limit) {
+			sh.stop.store(true);
 			break;
-		}
-		if (t >= next_watch) {
-			next_watch = t + 0.1;
-			if ((res.dev_gone = watch.gone()))
-				break;
-		}
-		if (c.duration && t - t0 >= *c.duration)
-			break;
-		if (c.idle && last_rx > 0 && t - last_rx >= *c.idle)
-			break;
-		if (t >= next_report) {
-			Totals cur = sum(e, true);
-			if (hooks.interval)
-				hooks.interval(cur, prev, t - last);
-			prev = cur;
-			last = t;
-			next_report = t + c.interval;
 		}
 		if (!any) {
 			// a shared group has one fill ring on one queue: one wakeup serves all
-			for (size_t k = 0; k < e.socks.size(); k++) {
+			for (size_t k : idx) {
 				auto &s = e.socks[k];
 				if (e.fill_ring_of[k] == k && s.fill_needs_wakeup())
 					(void)::recvfrom(s.fd(), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
 			}
-			int r = ::poll(pfds.data(), pfds.size(), 10);
-			(void)r;
+			(void)::poll(pfds.data(), pfds.size(), 10);
 		}
 	}
+	board.finish(t, sum_of(e, idx, true));
+}
+
+} // namespace
+
+Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, RecvSinks sinks, const RecvHooks &hooks)
+{
+	RecvResult res;
+	const ThreadPlan plan = plan_threads(e.fill_ring_of, c.cpus);
+	TotalsBoard board(plan.size());
+	RecvShared sh;
+	std::mutex all_m;
+	const double t0 = monotonic_seconds();
+	double next_watch = 0, next_report = c.interval > 0 ? t0 + c.interval : INFINITY, last = t0;
+	Totals prev{};
+	auto st = run_threads(
+		plan, [&](size_t t) { receive_on(e, plan.socks[t], c, sinks, all_m, sh, board, t); },
+		[&] {
+			if (sh.stop.load())
+				return;
+			const double now = monotonic_seconds();
+			const int64_t last_rx = sh.last_rx_ns.load(std::memory_order_relaxed);
+			bool end = false;
+			if (hooks.stop && hooks.stop()) {
+				res.interrupted = true;
+				end = true;
+			} else if (now >= next_watch) {
+				next_watch = now + 0.1;
+				end = (res.dev_gone = watch.gone()).has_value();
+			}
+			if (c.duration && now - t0 >= *c.duration)
+				end = true;
+			if (c.idle && last_rx > 0 && static_cast<double>(now_ns() - last_rx) / 1e9 >= *c.idle)
+				end = true;
+			if (end) {
+				sh.stop.store(true);
+				return;
+			}
+			if (now >= next_report) {
+				Totals cur = board.collect(0.2);
+				if (hooks.interval)
+					hooks.interval(cur, prev, now - last);
+				prev = cur;
+				last = now;
+				next_report = now + c.interval;
+			}
+		});
+	if (!st)
+		return st.error();
 	res.secs = monotonic_seconds() - t0;
-	res.frames = got;
+	res.frames = sh.committed.load();
+	e.threads.clear();
+	for (size_t t = 0; t < plan.size(); t++) {
+		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], true)};
+		for (size_t i : plan.socks[t])
+			tt.queues.push_back(e.socks[i].queue());
+		e.threads.push_back(std::move(tt));
+	}
 	return res;
 }
 

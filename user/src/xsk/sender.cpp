@@ -6,11 +6,14 @@
 #include <linux/if_link.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 #include "xoffload/xsk/sender.hpp"
+#include "xoffload/xsk/workers.hpp"
 
 namespace xoffload::xsk {
 
@@ -73,41 +76,77 @@ std::optional<uint64_t> tx_dropped_now(const Netdev &dev)
 	return std::nullopt;
 }
 
-// Handles a pacer tick: the interval report (totals with bytes_of's byte
-// count), and on a wait the completion rings drained. True: go on sending.
-template <typename BytesOf>
-SendPacer::Step on_tick(const SendPacer::Tick &k, Engine &e, const SendHooks &h, Totals &prev, BytesOf &&bytes_of)
+// One worker's share of a run: the count and the rate split evenly (the
+// first threads take what the count leaves over); interval reports are the
+// reporting thread's.
+SendConfig share_of(const SendConfig &c, size_t t, size_t n)
 {
-	if (k.step == SendPacer::Step::stop)
-		return k.step;
-	if (k.report) {
-		Totals cur = sum(e, false);
-		cur.bytes = bytes_of(cur);
-		if (h.interval)
-			h.interval(cur, prev, k.dt);
-		prev = cur;
+	SendConfig s = c;
+	if (c.count != UINT64_MAX)
+		s.count = c.count / n + (t < c.count % n ? 1 : 0);
+	if (c.rate)
+		s.rate = *c.rate / static_cast<double>(n);
+	s.interval = 0;
+	return s;
+}
+
+// Frames of several threads into one pcap file.
+struct SharedPcap {
+	PcapWriter *w = nullptr;
+	std::mutex m;
+};
+
+// What one worker thread's loop did.
+struct WorkerResult {
+	uint64_t bytes = 0;	// what was queued
+	uint64_t super_packets = 0, segments = 0;	// the segmentation loop's
+	double secs = 0;
+	bool interrupted = false;
+	std::optional<Error> err;
+};
+
+// A worker's sockets and what it answers the reporting thread with.
+struct Worker {
+	Engine &e;
+	std::span<const size_t> idx;
+	std::vector<XskSocket *> socks;
+	TotalsBoard &board;
+	size_t t;
+	// publishes the totals of its sockets when a report is due (bytes: what
+	// the loop counted)
+	void poll(uint64_t bytes)
+	{
+		board.poll(t, [&] {
+			Totals x = sum_of(e, idx, false);
+			x.bytes = bytes;
+			return x;
+		});
 	}
+};
+
+// Completion rings drained on a pacer wait.
+SendPacer::Step on_tick(const SendPacer::Tick &k, Worker &w)
+{
 	if (k.step == SendPacer::Step::wait)
-		for (auto &s : e.socks)
-			s.complete();
+		for (auto *s : w.socks)
+			s->complete();
 	return k.step;
 }
 
-// Drains the completion rings (as long as completions keep coming: a slow
-// or emulated device under load returns them late, and 2 s after the last
-// one) and sums the run up.
-SendResult finish(Engine &e, const Netdev &dev, const SendPacer &pacer, std::optional<uint64_t> tx_dropped0,
-		  uint64_t bytes_sent)
+// Drains the completion rings of @socks (as long as completions keep
+// coming: a slow or emulated device under load returns them late, and 2 s
+// after the last one).
+void drain(std::span<XskSocket *const> socks)
 {
 	double last_progress = monotonic_seconds();
 	uint64_t left = UINT64_MAX;
 	for (;;) {
 		uint64_t out = 0;
-		for (auto &s : e.socks) {
-			s.complete();
-			out += s.tx_outstanding();
-			if (s.tx_outstanding())
-				s.kick();
+		for (auto *s : socks) {
+			s->complete();
+			out += s->tx_outstanding();
+			if (s->tx_outstanding())
+				s->kick();
 		}
 		if (!out)
 			break;
@@ -119,15 +158,227 @@ SendResult finish(Engine &e, const Netdev &dev, const SendPacer &pacer, std::opt
 		}
 		usleep(50);
 	}
+}
+
+// Runs loop(worker, pacer, its share of c) on the threads of c.threads (default:
+// one per queue), reports intervals from this thread, drains every
+// socket's completions in its own thread and sums the run up. The first
+// worker error stops the others and is returned.
+template <typename Loop>
+Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c, const SendHooks &hooks, Loop &&loop)
+{
+	const std::optional<uint64_t> tx_dropped0 = tx_dropped_now(dev);
+	const ThreadPlan plan = plan_threads(e.fill_ring_of, c.cpus);
+	const size_t n = plan.size();
+	std::vector<WorkerResult> out(n);
+	TotalsBoard board(n);
+	std::atomic<bool> abort{false};
+	const std::function<bool()> stop = [&] { return abort.load(std::memory_order_relaxed) || (hooks.stop && hooks.stop()); };
+	auto clock = [&] { return hooks.clock ? hooks.clock() : monotonic_seconds(); };
+	const double t0 = clock();
+	double last = t0, next = c.interval > 0 ? t0 + c.interval : INFINITY;
+	Totals prev{};
+	auto st = run_threads(
+		plan,
+		[&](size_t t) {
+			Worker w{e, plan.socks[t], {}, board, t};
+			for (size_t i : plan.socks[t])
+				w.socks.push_back(&e.socks[i]);
+			const SendConfig share = share_of(c, t, n);
+			SendPacer pacer(share, hooks.clock, stop);
+			WorkerResult &r = out[t];
+			r = loop(w, pacer, share);
+			if (r.err)
+				abort.store(true);
+			drain(w.socks);
+			r.secs = pacer.elapsed();
+			r.interrupted = pacer.interrupted() && !abort.load();
+			Totals fin = sum_of(e, plan.socks[t], false);
+			fin.bytes = r.bytes;
+			board.finish(t, fin);
+		},
+		[&] {
+			const double now = clock();
+			if (now < next)
+				return;
+			Totals cur = board.collect(0.2);
+			if (hooks.interval)
+				hooks.interval(cur, prev, now - last);
+			prev = cur;
+			last = now;
+			next = now + c.interval;
+		});
+	if (!st)
+		return st.error();
 	SendResult r;
-	r.secs = pacer.elapsed();
-	r.interrupted = pacer.interrupted();
+	e.threads.clear();
+	for (size_t t = 0; t < n; t++) {
+		if (out[t].err)
+			return *out[t].err;
+		r.secs = std::max(r.secs, out[t].secs);
+		r.interrupted = r.interrupted || out[t].interrupted;
+		r.super_packets += out[t].super_packets;
+		r.segments += out[t].segments;
+		r.totals.bytes += out[t].bytes;
+		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], false)};
+		tt.totals.bytes = out[t].bytes;
+		for (size_t i : plan.socks[t])
+			tt.queues.push_back(e.socks[i].queue());
+		e.threads.push_back(std::move(tt));
+	}
+	const uint64_t bytes = r.totals.bytes;
 	r.totals = sum(e, false);
-	r.totals.bytes = bytes_sent;
+	r.totals.bytes = bytes;
 	if (tx_dropped0)
 		if (auto now = tx_dropped_now(dev))
 			r.totals.dev_tx_dropped = counter_delta(*tx_dropped0, *now);
 	return r;
+}
+
+// The plain loop of one worker: the prefilled frame on its sockets in turn.
+WorkerResult send_frames_on(Worker &w, SendPacer &pacer, const SendConfig &c, const TxFrame &built, SharedPcap *pcap)
+{
+	WorkerResult res;
+	const auto &frame = built.bytes;
+	const uint32_t len = static_cast<uint32_t>(frame.size());
+	const uint32_t cap = w.socks.front()->tx_chunk_capacity();
+	const uint32_t chunks = (len + cap - 1) / cap;	// > 1 only with multi-buffer
+	const uint64_t limit = c.count;
+	const uint32_t burst = c.batch / chunks;	// frames per socket per round
+	std::vector<uint64_t> addrs(burst * chunks);
+	std::vector<TxDesc> descs(burst * chunks);
+	uint64_t queued = 0;	// frames on a TX ring so far
+	timespec ts{};
+
+	while (queued < limit) {
+		w.poll(queued * len);
+		auto st = on_tick(pacer.step(queued, 64), w);
+		if (st == SendPacer::Step::stop)
+			break;
+		if (st == SendPacer::Step::wait)
+			continue;
+		for (auto *s : w.socks) {
+			s->complete();
+			uint64_t want = std::min<uint64_t>(burst, limit - queued);
+			if (c.rate) {
+				uint64_t allowed = pacer.allowed();
+				want = allowed > queued ? std::min<uint64_t>(want, allowed - queued) : 0;
+			}
+			if (!want)
+				break;
+			uint32_t n = s->tx_alloc({addrs.data(), static_cast<size_t>(want * chunks)});
+			n -= n % chunks;
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t k = i % chunks;
+				uint32_t l = std::min(cap, len - k * cap);
+				if (chunks > 1) // prefilled frames only hold whole one-chunk frames
+					std::memcpy(s->data(addrs[i]), frame.data() + k * cap, l);
+				descs[i] = TxDesc{addrs[i], l, k + 1 < chunks, built.partial && k == 0, built.csum_start,
+						  built.csum_offset};
+			}
+			uint32_t m = s->tx_submit({descs.data(), n});
+			if (m < n)
+				s->tx_free({addrs.data() + m, n - m});
+			if (n % chunks)
+				s->tx_free({addrs.data() + n, n % chunks});
+			queued += m / chunks;
+			s->kick();
+			if (pcap && m) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				std::lock_guard<std::mutex> l(pcap->m);
+				for (uint32_t i = 0; i < m / chunks; i++)
+					pcap->w->write(std::span<const std::byte>(frame), ts);
+			}
+		}
+	}
+	// bytes: what was queued (every queued frame must come back completed)
+	uint64_t submitted = 0;
+	for (auto *s : w.socks)
+		submitted += s->stats_nosync().tx_packets;
+	res.bytes = submitted * len;
+	return res;
+}
+
+// The segmentation loop of one worker: a super-packet segmented into fresh
+// frames of one of its sockets per round, all segments or none.
+WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, const SendConfig &c, std::span<const std::byte> super,
+			       const GsoRequest &req, int nseg, const std::string &ifname, SharedPcap *pcap)
+{
+	WorkerResult res;
+	const std::span<const std::byte> in(super);
+	const std::span<const std::span<const std::byte>> input(&in, 1);
+	GsoError why{};
+	const uint32_t cap = w.socks.front()->tx_chunk_capacity();
+	std::vector<uint64_t> addrs(static_cast<size_t>(nseg));
+	std::vector<GsoFrame> frames(static_cast<size_t>(nseg));
+	std::vector<TxDesc> descs(static_cast<size_t>(nseg));
+	const uint64_t limit = c.count;
+	uint64_t sent = 0, bytes = 0, segs = 0;
+	timespec ts{};
+
+	while (sent < limit) {
+		w.poll(bytes);
+		auto st = on_tick(pacer.step(segs, 16), w);
+		if (st == SendPacer::Step::stop)
+			break;
+		if (st == SendPacer::Step::wait)
+			continue;
+		for (auto *s : w.socks) {
+			s->complete();
+			if (sent == limit)
+				break;
+			uint32_t n = s->tx_alloc(addrs);
+			if (n < static_cast<uint32_t>(nseg)) {
+				s->tx_free({addrs.data(), n}); // not enough free frames yet: all or none
+				s->kick();
+				continue;
+			}
+			for (int i = 0; i < nseg; i++)
+				frames[i] = GsoFrame{s->data(addrs[i]), cap};
+			int got = gso_segment(input, req, frames, &why);
+			if (got != nseg) {
+				s->tx_free(addrs);
+				res.err = runtime_error(std::string("segmentation failed: ") + to_string(why));
+				break;
+			}
+			for (int i = 0; i < nseg; i++)
+				descs[i] = TxDesc{addrs[i], frames[i].len, false, frames[i].csum_partial, frames[i].csum_start,
+						  frames[i].csum_offset};
+			// the TX ring takes the whole super-packet or a prefix: retry the rest
+			uint32_t done = 0;
+			for (int tries = 0; done < static_cast<uint32_t>(nseg); tries++) {
+				done += s->tx_submit({descs.data() + done, static_cast<size_t>(nseg) - done});
+				if (done < static_cast<uint32_t>(nseg)) {
+					s->kick();
+					s->complete();
+					if (tries > 100000) {
+						s->tx_free({addrs.data() + done, static_cast<size_t>(nseg) - done});
+						res.err = runtime_error("TX ring never drained on " + ifname);
+						break;
+					}
+				}
+			}
+			if (res.err)
+				break;
+			if (pcap) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				std::lock_guard<std::mutex> l(pcap->m);
+				for (int i = 0; i < nseg; i++)
+					pcap->w->write(std::span<const std::byte>(frames[i].data, frames[i].len), ts);
+			}
+			for (int i = 0; i < nseg; i++)
+				bytes += frames[i].len;
+			segs += static_cast<uint64_t>(nseg);
+			sent++;
+			s->kick();
+		}
+		if (res.err)
+			break;
+	}
+	res.super_packets = sent;
+	res.bytes = bytes;
+	res.segments = segs;
+	return res;
 }
 
 } // namespace
@@ -149,65 +400,13 @@ void prefill_frames(Engine &e, std::span<const std::byte> frame)
 	}
 }
 
-SendResult send_frames(Engine &e, const Netdev &dev, const SendConfig &c, const TxFrame &built, PcapWriter *pcap,
-		       const SendHooks &hooks)
+Result<SendResult> send_frames(Engine &e, const Netdev &dev, const SendConfig &c, const TxFrame &built,
+			       PcapWriter *pcap, const SendHooks &hooks)
 {
-	const auto &frame = built.bytes;
-	const uint32_t len = static_cast<uint32_t>(frame.size());
-	const uint32_t cap = e.socks.front().tx_chunk_capacity();
-	const uint32_t chunks = (len + cap - 1) / cap;	// > 1 only with multi-buffer
-	const std::optional<uint64_t> tx_dropped0 = tx_dropped_now(dev);
-	SendPacer pacer(c, hooks.clock, hooks.stop);
-	const uint64_t limit = c.count;
-	const uint32_t burst = c.batch / chunks;	// frames per socket per round
-	std::vector<uint64_t> addrs(burst * chunks);
-	std::vector<TxDesc> descs(burst * chunks);
-	uint64_t queued = 0;	// frames on a TX ring so far
-	Totals prev{};
-	timespec ts{};
-
-	while (queued < limit) {
-		auto st = on_tick(pacer.step(queued, 64), e, hooks, prev, [len](const Totals &cur) { return cur.packets * len; });
-		if (st == SendPacer::Step::stop)
-			break;
-		if (st == SendPacer::Step::wait)
-			continue;
-		for (auto &s : e.socks) {
-			s.complete();
-			uint64_t want = std::min<uint64_t>(burst, limit - queued);
-			if (c.rate) {
-				uint64_t allowed = pacer.allowed();
-				want = allowed > queued ? std::min<uint64_t>(want, allowed - queued) : 0;
-			}
-			if (!want)
-				break;
-			uint32_t n = s.tx_alloc({addrs.data(), static_cast<size_t>(want * chunks)});
-			n -= n % chunks;
-			for (uint32_t i = 0; i < n; i++) {
-				uint32_t k = i % chunks;
-				uint32_t l = std::min(cap, len - k * cap);
-				if (chunks > 1) // prefilled frames only hold whole one-chunk frames
-					std::memcpy(s.data(addrs[i]), frame.data() + k * cap, l);
-				descs[i] = TxDesc{addrs[i], l, k + 1 < chunks, built.partial && k == 0, built.csum_start,
-						  built.csum_offset};
-			}
-			uint32_t m = s.tx_submit({descs.data(), n});
-			if (m < n)
-				s.tx_free({addrs.data() + m, n - m});
-			if (n % chunks)
-				s.tx_free({addrs.data() + n, n % chunks});
-			queued += m / chunks;
-			s.kick();
-			if (pcap && m) {
-				clock_gettime(CLOCK_REALTIME, &ts);
-				for (uint32_t i = 0; i < m / chunks; i++)
-					pcap->write(std::span<const std::byte>(frame), ts);
-			}
-		}
-	}
-	// every queued frame must come back on the completion ring
-	const Totals t = sum(e, false);
-	return finish(e, dev, pacer, tx_dropped0, t.submitted * len);
+	SharedPcap shared{pcap, {}};
+	return run_workers(e, dev, c, hooks, [&](Worker &w, SendPacer &pacer, const SendConfig &share) {
+		return send_frames_on(w, pacer, share, built, pcap ? &shared : nullptr);
+	});
 }
 
 Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig &c, std::span<const std::byte> super,
@@ -219,73 +418,10 @@ Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig
 	const int nseg = gso_count(input, req, &why);
 	if (nseg < 0)
 		return runtime_error(std::string("segmentation refused: ") + to_string(why), EINVAL);
-	const uint32_t cap = e.socks.front().tx_chunk_capacity();
-	std::vector<uint64_t> addrs(static_cast<size_t>(nseg));
-	std::vector<GsoFrame> frames(static_cast<size_t>(nseg));
-	std::vector<TxDesc> descs(static_cast<size_t>(nseg));
-
-	const std::optional<uint64_t> tx_dropped0 = tx_dropped_now(dev);
-	SendPacer pacer(c, hooks.clock, hooks.stop);
-	const uint64_t limit = c.count;
-	uint64_t sent = 0, bytes = 0, segs = 0;
-	Totals prev{};
-	timespec ts{};
-
-	while (sent < limit) {
-		auto st = on_tick(pacer.step(segs, 16), e, hooks, prev, [&](const Totals &) { return bytes; });
-		if (st == SendPacer::Step::stop)
-			break;
-		if (st == SendPacer::Step::wait)
-			continue;
-		for (auto &s : e.socks) {
-			s.complete();
-			if (sent == limit)
-				break;
-			uint32_t n = s.tx_alloc(addrs);
-			if (n < static_cast<uint32_t>(nseg)) {
-				s.tx_free({addrs.data(), n}); // not enough free frames yet: all or none
-				s.kick();
-				continue;
-			}
-			for (int i = 0; i < nseg; i++)
-				frames[i] = GsoFrame{s.data(addrs[i]), cap};
-			int got = gso_segment(input, req, frames, &why);
-			if (got != nseg) {
-				s.tx_free(addrs);
-				return runtime_error(std::string("segmentation failed: ") + to_string(why));
-			}
-			for (int i = 0; i < nseg; i++)
-				descs[i] = TxDesc{addrs[i], frames[i].len, false, frames[i].csum_partial, frames[i].csum_start,
-						  frames[i].csum_offset};
-			// the TX ring takes the whole super-packet or a prefix: retry the rest
-			uint32_t done = 0;
-			for (int tries = 0; done < static_cast<uint32_t>(nseg); tries++) {
-				done += s.tx_submit({descs.data() + done, static_cast<size_t>(nseg) - done});
-				if (done < static_cast<uint32_t>(nseg)) {
-					s.kick();
-					s.complete();
-					if (tries > 100000) {
-						s.tx_free({addrs.data() + done, static_cast<size_t>(nseg) - done});
-						return runtime_error("TX ring never drained on " + dev.name);
-					}
-				}
-			}
-			if (pcap) {
-				clock_gettime(CLOCK_REALTIME, &ts);
-				for (int i = 0; i < nseg; i++)
-					pcap->write(std::span<const std::byte>(frames[i].data, frames[i].len), ts);
-			}
-			for (int i = 0; i < nseg; i++)
-				bytes += frames[i].len;
-			segs += static_cast<uint64_t>(nseg);
-			sent++;
-			s.kick();
-		}
-	}
-	SendResult r = finish(e, dev, pacer, tx_dropped0, bytes);
-	r.super_packets = sent;
-	r.segments = segs;
-	return r;
+	SharedPcap shared{pcap, {}};
+	return run_workers(e, dev, c, hooks, [&](Worker &w, SendPacer &pacer, const SendConfig &share) {
+		return send_segmented_on(w, pacer, share, super, req, nseg, dev.name, pcap ? &shared : nullptr);
+	});
 }
 
 Status zc_tx_program(const Netdev &dev, const EngineConfig &c, const EngineUse &use, Engine &e,

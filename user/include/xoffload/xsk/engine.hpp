@@ -5,7 +5,9 @@
 // run is summed up by (totals, per-ring drop counters, UMEM frame checks).
 //
 // Ownership: an Engine owns its UMEM and its sockets (move-only). Threads:
-// an Engine and everything here is driven by one thread. Errors: Result,
+// one thread sets an Engine up and sums it up; while send or recv runs,
+// each socket belongs to one worker thread (workers.hpp), and nothing here
+// may touch it from another. Errors: Result,
 // never exceptions; nothing here prints or reads process-wide state (the
 // stop request, where one is needed, is passed in).
 #pragma once
@@ -45,6 +47,36 @@ struct EngineUse {
 	bool tx_md = false;		// a frame may ask for a TX metadata checksum: register it
 };
 
+// What the device itself lost while recv ran, before any XDP program saw
+// it (deltas of its IFLA_STATS64 counters): no free RX buffer or
+// descriptor (rx_missed_errors: igb's MPC, mlx5's out_of_buffer), its FIFO,
+// a full ring; rx_dropped also counts what the stack dropped after
+// XDP_PASS, so it is reported but not blamed on the ring.
+struct DevRxDrops {
+	uint64_t missed = 0, fifo = 0, over = 0, dropped = 0;
+	uint64_t lost_before_xdp() const { return missed + fifo + over; }
+};
+
+// The counters of all sockets of a run, summed.
+struct Totals {
+	uint64_t packets = 0, bytes = 0;
+	uint64_t ring_full = 0, kick_busy = 0, kick_errors = 0, wakeups = 0;
+	int kick_errno = 0;		// errno of a kick error (the latest socket's)
+	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
+	uint64_t submitted = 0, completed = 0;
+	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
+	std::optional<uint64_t> dev_tx_dropped;	// send: the device's tx_dropped over the run
+	std::optional<DevRxDrops> dev_rx;	// recv: what the device lost over the run
+};
+
+// What one worker thread of a run did (send, recv): the CPU it was pinned
+// to (-1: none), the queues of its sockets and their totals.
+struct ThreadTotals {
+	int cpu = -1;
+	std::vector<uint32_t> queues;
+	Totals totals;
+};
+
 // The sockets of one command, with what the summary reports.
 struct Engine {
 	std::optional<Umem> umem;
@@ -61,6 +93,7 @@ struct Engine {
 	std::vector<size_t> fill_ring_of;	// per socket: the socket whose fill ring (and pool) it uses
 	std::vector<uint32_t> slot_of;	// per socket: its slot in its queue's group (0..N-1)
 	bool geneve = false;		// socket k sits in slot slot_of[k] of its queue's row of xdp_geneve's XSKMAP
+	std::vector<ThreadTotals> threads;	// the worker threads of the run, filled as it ends
 };
 
 // Where socket k of an engine over @nqueues queues sits: the socket whose
@@ -99,15 +132,6 @@ void wait_for_carrier(const Netdev &dev, bool was_up, const std::function<bool()
 
 // ---- accounting ---------------------------------------------------------------
 
-// What the device itself lost while recv ran, before any XDP program saw
-// it (deltas of its IFLA_STATS64 counters): no free RX buffer or
-// descriptor (rx_missed_errors: igb's MPC, mlx5's out_of_buffer), its FIFO,
-// a full ring; rx_dropped also counts what the stack dropped after
-// XDP_PASS, so it is reported but not blamed on the ring.
-struct DevRxDrops {
-	uint64_t missed = 0, fifo = 0, over = 0, dropped = 0;
-	uint64_t lost_before_xdp() const { return missed + fifo + over; }
-};
 
 // A counter's rise over a run (before and after; a counter that went back,
 // as on a re-created device, counts as 0).
@@ -136,17 +160,6 @@ inline uint64_t sum_per_ring(std::span<const uint64_t> per_socket, std::span<con
 	return t;
 }
 
-// The counters of all sockets of a run, summed.
-struct Totals {
-	uint64_t packets = 0, bytes = 0;
-	uint64_t ring_full = 0, kick_busy = 0, kick_errors = 0, wakeups = 0;
-	int kick_errno = 0;		// errno of a kick error (the latest socket's)
-	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
-	uint64_t submitted = 0, completed = 0;
-	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
-	std::optional<uint64_t> dev_tx_dropped;	// send: the device's tx_dropped over the run
-	std::optional<DevRxDrops> dev_rx;	// recv: what the device lost over the run
-};
 
 // Totals of per-socket counters (@rx: received packets and bytes, fill ring
 // full; else completed frames, TX ring full); a shared fill ring's

@@ -4,8 +4,10 @@
 // idle time, the device going away or a stop request), and recv --geneve's
 // ownership of slots in xdp_geneve's XSKMAP.
 //
-// Threads: one thread drives the engine and calls the hooks. Nothing here
-// prints. Errors: Result (the loop itself cannot fail: it returns why it
+// Threads: receive() runs one worker thread per queue (or per CPU of
+// RecvConfig::cpus, workers.hpp), each owning its sockets; the calling
+// thread watches the device, the clock and the stop hook, and makes the
+// interval reports. Nothing here prints. Errors: Result (the loop itself cannot fail: it returns why it
 // stopped).
 #pragma once
 
@@ -93,10 +95,12 @@ struct RecvConfig {
 	std::optional<double> idle;	// seconds after the last frame
 	double interval = 1.0;		// <= 0: no interval reports
 	uint32_t batch = 64;		// descriptors per ring operation
+	std::vector<int> cpus;		// one worker thread per CPU, pinned; empty: one per queue, unpinned
 };
 
-// Where frames are written: every frame to @all, or socket k's to
-// per_socket[k] (when not empty); neither: none.
+// Where frames are written: every frame to @all (one writer for all the
+// worker threads, taken in turn), or socket k's to per_socket[k] (when not
+// empty); neither: none.
 struct RecvSinks {
 	PcapWriter *all = nullptr;
 	std::span<PcapWriter> per_socket;
@@ -111,12 +115,14 @@ struct RecvResult {
 	double secs = 0;
 	bool interrupted = false;
 	std::optional<std::string> dev_gone;	// why the device went away, when it did
-	uint64_t frames = 0;			// whole frames counted (at most count)
+	uint64_t frames = 0;			// whole frames taken: c.count at most (a chain or two over with multi-buffer)
 };
 
 // Receives on every socket of @e until c.count frames, the duration, the
 // idle time, the device going away (@watch, looked at every 0.1 s) or
 // hooks.stop; refills the fill rings and wakes the kernel where it asks.
-RecvResult receive(Engine &e, LinkWatch &watch, const RecvConfig &c, RecvSinks sinks, const RecvHooks &hooks);
+// e.threads gets what each worker received. Runtime error only when a
+// worker thread could not be started or pinned.
+Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, RecvSinks sinks, const RecvHooks &hooks);
 
 } // namespace xoffload::xsk

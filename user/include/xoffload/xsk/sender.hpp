@@ -4,8 +4,11 @@
 // straight into UMEM frames every round), and the pacer both share (rate,
 // duration, stop request, interval reports).
 //
-// Threads: one thread drives an engine's sockets and calls the hooks.
-// Nothing here prints: interval reports go to SendHooks::interval, the run
+// Threads: the loops run on worker threads, one per queue or per CPU of
+// SendConfig::cpus (workers.hpp), each owning its sockets and its share of
+// the count and the rate; the calling thread calls the hooks (interval
+// reports of totals the workers publish; stop is called from the workers
+// too, so it must be thread-safe). Nothing here prints: interval reports go to SendHooks::interval, the run
 // ends with a SendResult the caller reports. Errors: Result, runtime errors
 // only (the caller checks the frame and the request first).
 #pragma once
@@ -32,6 +35,7 @@ struct SendConfig {
 	std::optional<double> duration;	// seconds
 	double interval = 1.0;		// seconds between interval reports; <= 0: none
 	uint32_t batch = 64;		// descriptors per socket per round (plain loop)
+	std::vector<int> cpus;		// one worker thread per CPU, pinned; empty: one per queue, unpinned
 };
 
 // What the loops ask of their caller; every member may be empty.
@@ -39,7 +43,7 @@ struct SendHooks {
 	std::function<bool()> stop;	// true: end the run now (interrupted)
 	// totals now and at the previous report, seconds between them
 	std::function<void(const Totals &now, const Totals &prev, double dt)> interval;
-	std::function<double()> clock;	// monotonic seconds; monotonic_seconds() when empty
+	std::function<double()> clock;	// monotonic seconds; monotonic_seconds() when empty (thread-safe)
 };
 
 // Rate, duration, stop request and interval reports of a send loop, on an
@@ -87,12 +91,14 @@ struct SendResult {
 // chunk where it spans several), so the plain loop only moves descriptors.
 void prefill_frames(Engine &e, std::span<const std::byte> frame);
 
-// The plain loop: @frame (prefilled) on every socket in turn until
-// c.count frames are queued, the duration is up or hooks.stop says so;
-// then every queued frame's completion is awaited (as long as completions
-// keep coming, and 2 s after the last). @pcap: every frame queued, or null.
-SendResult send_frames(Engine &e, const Netdev &dev, const SendConfig &c, const TxFrame &frame, PcapWriter *pcap,
-		       const SendHooks &hooks);
+// The plain loop: @frame (prefilled) on every socket of a worker in turn
+// until its share of c.count frames is queued, the duration is up or
+// hooks.stop says so; then every queued frame's completion is awaited (as
+// long as completions keep coming, and 2 s after the last). @pcap: every
+// frame queued, or null. e.threads gets what each worker did. Runtime
+// error only when a worker thread could not be started or pinned.
+Result<SendResult> send_frames(Engine &e, const Netdev &dev, const SendConfig &c, const TxFrame &frame,
+			       PcapWriter *pcap, const SendHooks &hooks);
 
 // The segmentation-offload loop: every round segments @super into freshly
 // allocated frames of one socket (tags and checksums folded into the copy,

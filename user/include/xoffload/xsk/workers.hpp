@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
+// The threads of send and recv: an engine's sockets spread over worker
+// threads (one per queue, or one per CPU of --cpus), each thread the only
+// one to touch its sockets, and the interval reports of a run whose
+// counters live in those threads.
+//
+// In copy mode a socket's TX work (the kernel's copy into an skb and the
+// driver's transmit) runs inside the sendto() of the thread that kicks it,
+// and RX work in the softirq of the CPU the queue's interrupt lands on: one
+// thread for all queues serialises what the queues could do side by side.
+//
+// Threads: plan_threads and parse_cpus are plain functions; TotalsBoard is
+// shared by the workers (publish) and one reporting thread (collect).
+// Errors: Result (usage errors for a bad CPU list).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xoffload/core/result.hpp"
+#include "xoffload/xsk/engine.hpp"
+
+namespace xoffload::xsk {
+
+// Which sockets each worker thread drives, and where it runs.
+struct ThreadPlan {
+	std::vector<std::vector<size_t>> socks;	// per thread: indices into Engine::socks
+	std::vector<int> cpu;			// per thread: the CPU it is pinned to, -1 for none
+	size_t size() const { return socks.size(); }
+};
+
+// Sockets sharing a fill ring (@fill_ring_of as Engine::fill_ring_of) stay
+// on one thread: the ring has one producer. Without @cpus, one unpinned
+// thread per such group (one per queue); with them, min(cpus, groups)
+// threads, thread t pinned to cpus[t], the groups dealt out in turn.
+ThreadPlan plan_threads(std::span<const size_t> fill_ring_of, std::span<const int> cpus);
+
+// --cpus: CPUs and ranges ("1", "0,1", "0-3", "0-1,6") or "all" (every CPU
+// this process may run on). Usage error for a malformed list or a CPU
+// outside the process's affinity mask (the message names the allowed ones).
+Result<std::vector<int>> parse_cpus(std::string_view s);
+// The CPUs this process may run on (sched_getaffinity), sorted.
+std::vector<int> allowed_cpus();
+
+// The totals of the sockets @idx of @e (their kernel counters refreshed).
+// Only the thread that drives those sockets may call it while they run.
+Totals sum_of(Engine &e, std::span<const size_t> idx, bool rx);
+// a += b, counter by counter (kick_errno: b's when it has one).
+void add_totals(Totals &a, const Totals &b);
+
+// Interval reports across threads: the reporting thread asks for a round
+// (collect()); each worker, at its next poll(), publishes the totals of its
+// own sockets; collect() returns their sum once every worker answered or
+// finished (at most @wait seconds: a worker stuck in a long system call is
+// counted with its previous answer). Cheap when nothing is asked: poll() is
+// one atomic load.
+class TotalsBoard {
+public:
+	explicit TotalsBoard(size_t nthreads);
+	// Worker @t: publishes f() when a round was asked for since its last answer.
+	template <typename F>
+	void poll(size_t t, F &&f)
+	{
+		const uint64_t want = round_.load(std::memory_order_acquire);
+		if (slots_[t].seen.load(std::memory_order_relaxed) == want)
+			return;
+		publish(t, f(), want);
+	}
+	// Worker @t is done: its final totals, answered for every later round.
+	void finish(size_t t, const Totals &final);
+	// Reporting thread: a new round, summed.
+	Totals collect(double wait);
+
+private:
+	struct Slot {
+		std::atomic<uint64_t> seen{0};
+		std::atomic<bool> done{false};
+		std::mutex m;
+		Totals t;
+	};
+	void publish(size_t t, const Totals &x, uint64_t round);
+	std::unique_ptr<Slot[]> slots_;
+	size_t n_;
+	std::atomic<uint64_t> round_{0};
+};
+
+// Runs body(t) on plan.size() threads, thread t pinned to plan.cpu[t]
+// (where >= 0), and calls @tick on the calling thread every 5 ms until every
+// body returned; then joins them. Runtime error (after the join) when a
+// thread could not be pinned or started: its body never ran.
+Status run_threads(const ThreadPlan &plan, const std::function<void(size_t)> &body,
+		   const std::function<void()> &tick);
+
+} // namespace xoffload::xsk
