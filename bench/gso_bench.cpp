@@ -14,6 +14,12 @@
 //   L2, so the writes are not L1/L2-hot as a 64-slot ring would make them.
 //   The input super-packet (64 KiB) is reused and stays L2-hot, as a socket
 //   buffer just written by the application would be.
+// - The edge rows: 4 KB super-packets (3 segments per call: the call's
+//   fixed cost weighs) and jumbo mss 8948/8972 (7 frames of 9 KB per call,
+//   into 16 KiB slots of the same 4 MiB).
+// - Built: the engine (xo_gso) with the project's flags, as users build
+//   it; this file, the DPDK rows with it, at -O3 with libdpdk.pc's flags,
+//   as DPDK's examples are (printed).
 // - Timed: the whole call per super-packet, including the caller's setup of
 //   its GsoFrame array. memcpy copies exactly the engine's frame lengths
 //   from the input into the same slots: the floor for writing those bytes.
@@ -76,8 +82,9 @@ namespace tv = xoffload::test;
 
 constexpr size_t slot_size = 2048;
 constexpr size_t slot_headroom = 64;
-constexpr uint32_t slot_cap = slot_size - slot_headroom;
 constexpr unsigned default_slots = 2048;
+// jumbo rows (mss 8948): slots of 16 KiB, as many as fill the same 4 MiB
+constexpr size_t jumbo_slot_size = 16384;
 constexpr size_t max_segs = 64;
 
 constexpr uint64_t full_frames = 300'000;	// output frames per timed run and method
@@ -97,8 +104,13 @@ constexpr unsigned quick_runs = 3;
 
 // Targets of the issue.
 constexpr double target_mseg = 20.0;
-constexpr double target_vs_memcpy = 0.65;
-constexpr double target_vs_dpdk_csum = 6.0;
+constexpr double target_vs_memcpy = 0.7;	// 64 KB super-packets, mss ~1448 (was 0.65 to stop 22)
+constexpr double target_vs_memcpy_small = 0.6;	// 4 KB super-packets: 3 segments per call
+constexpr double target_vs_memcpy_jumbo = 0.7;	// mss 8948 (TCP) / 8972 (UDP), MTU 9000
+// DPDK+csum: restated at stop 23 for DPDK compiled as its examples are
+// (-O3, libdpdk.pc's flags: its checksum loops vectorise); the former 6x
+// was against DPDK at -O2, where they stay scalar.
+constexpr double target_vs_dpdk_csum = 2.5;
 constexpr double target_vs_dpdk = 1.5;
 constexpr double target_vs_untagged = 0.97;
 
@@ -118,34 +130,39 @@ public:
 	~SlotRing()
 	{
 		if (base_)
-			munmap(base_, n_ * slot_size);
+			munmap(base_, n_ * size_);
 	}
 
-	// 0 or a negative errno.
-	int init(unsigned n) noexcept
+	// @n slots of @size bytes. 0 or a negative errno.
+	int init(unsigned n, size_t size) noexcept
 	{
-		void *p = mmap(nullptr, size_t{n} * slot_size, PROT_READ | PROT_WRITE,
+		void *p = mmap(nullptr, size_t{n} * size, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		base_ = static_cast<std::byte *>(p);
 		n_ = n;
-		std::memset(base_, 0, size_t{n} * slot_size);
+		size_ = size;
+		std::memset(base_, 0, size_t{n} * size);
 		return 0;
 	}
 	// Frame data of the next slot.
 	std::byte *next() noexcept
 	{
-		std::byte *d = base_ + size_t{cur_} * slot_size + slot_headroom;
+		std::byte *d = base_ + size_t{cur_} * size_ + slot_headroom;
 		if (++cur_ == n_)
 			cur_ = 0;
 		return d;
 	}
 	unsigned size() const noexcept { return n_; }
+	size_t slot() const noexcept { return size_; }
+	// Bytes a frame may take in a slot.
+	uint32_t cap() const noexcept { return static_cast<uint32_t>(size_ - slot_headroom); }
 
 private:
 	std::byte *base_ = nullptr;
 	unsigned n_ = 0;
+	size_t size_ = 0;
 	unsigned cur_ = 0;
 };
 
@@ -173,6 +190,9 @@ struct AlignedInput {
 
 enum class L4 { tcp, udp };
 enum class DpdkKind { none, tcp4, udp4, vxlan_tcp4 };
+// The rows of the edges: a 4 KB super-packet (a few segments per call, the
+// call's fixed cost shows) and jumbo frames (mss 8948, MTU 9000).
+enum class Edge { none, small, jumbo };
 
 struct CaseDef {
 	const char *name;
@@ -186,6 +206,7 @@ struct CaseDef {
 	bool tx_metadata;	// reference row: L4 checksum left to the NIC
 	DpdkKind dpdk;
 	const char *untagged;	// the row the tagged-vs-untagged target compares with
+	Edge edge = Edge::none;
 };
 
 // mss from a 1500-byte MTU: TCP with timestamps (32-byte header), UDP 8,
@@ -207,6 +228,11 @@ constexpr CaseDef case_defs[] = {
 	{"tso4+geneve", GsoType::tso4, false, L4::tcp, 1448, 45 * 1448, 0, true, false, DpdkKind::vxlan_tcp4,
 	 nullptr},
 	{"tso4/txmd", GsoType::tso4, false, L4::tcp, 1448, 45 * 1448, 0, false, true, DpdkKind::none, nullptr},
+	// the edges: 4 KB super-packets (3 segments), jumbo mss (7 segments of 9 KB)
+	{"tso4-4k", GsoType::tso4, false, L4::tcp, 1448, 3 * 1448, 0, false, false, DpdkKind::tcp4, nullptr, Edge::small},
+	{"uso4-4k", GsoType::uso4, false, L4::udp, 1472, 3 * 1472, 0, false, false, DpdkKind::none, nullptr, Edge::small},
+	{"tso4-9k", GsoType::tso4, false, L4::tcp, 8948, 7 * 8948, 0, false, false, DpdkKind::tcp4, nullptr, Edge::jumbo},
+	{"uso4-9k", GsoType::uso4, false, L4::udp, 8972, 7 * 8972, 0, false, false, DpdkKind::none, nullptr, Edge::jumbo},
 };
 
 constexpr size_t tcp_hdr_len = 20 + 12;	// with NOP NOP timestamp
@@ -268,6 +294,7 @@ struct Figure {
 
 struct CaseRun {
 	const CaseDef *def;
+	SlotRing *ring = nullptr;	// the slots its frames go to (jumbo rows: the big ones)
 	Bytes input;
 	// the input at xuntag_shifts[k] bytes from a cache line; in[0], at 0,
 	// is the one every method's timed runs read
@@ -294,7 +321,7 @@ size_t run_engine(const CaseRun &cr, SlotRing &ring, size_t nsp, std::span<const
 
 	for (size_t i = 0; i < nsp; i++) {
 		for (auto &f : out)
-			f = GsoFrame{ring.next(), slot_cap};
+			f = GsoFrame{ring.next(), ring.cap()};
 		int n = gso_segment(in, cr.req, out);
 		total += n > 0 ? static_cast<size_t>(n) : 0;
 	}
@@ -325,7 +352,7 @@ std::string verify_engine(CaseRun &cr, SlotRing &ring)
 {
 	std::array<GsoFrame, max_segs> fr;
 	for (auto &f : fr)
-		f = GsoFrame{ring.next(), slot_cap};
+		f = GsoFrame{ring.next(), ring.cap()};
 	GsoError why = GsoError::ok;
 	int n = gso_segment(cr.in[0].span(), cr.req, fr, &why);
 	if (n <= 0)
@@ -496,7 +523,7 @@ public:
 			std::byte *dst = ring.next();
 			uint32_t len = 0;
 			for (rte_mbuf *m = out[k]; m; m = m->next) {
-				if (len + m->data_len > slot_cap) {
+				if (len + m->data_len > ring.cap()) {
 					rte_pktmbuf_free_bulk(out.data(), static_cast<unsigned>(n));
 					return -EMSGSIZE;
 				}
@@ -549,7 +576,7 @@ public:
 					if (xo_test::fold(xo_test::sum_bytes(o + tv::kEthHdrLen, 20)) != 0xffff)
 						return "outer IPv4 checksum of frame " + std::to_string(k);
 				}
-				fr[k] = GsoFrame{fp[k] + dc.outer, slot_cap, static_cast<uint32_t>(lens[k] - dc.outer)};
+				fr[k] = GsoFrame{fp[k] + dc.outer, ring.cap(), static_cast<uint32_t>(lens[k] - dc.outer)};
 			}
 			GsoRequest req;
 			req.type = cr.def->type;
@@ -777,14 +804,19 @@ int run_gso(const Options &opt)
 	// EAL sets the main thread's affinity itself; make sure it is ours
 	if ((cpu = pin_to_cpu(cpu)) < 0)
 		return fail("pinning to a CPU", cpu);
+	const std::string dpdk_flags = XO_DPDK_FLAGS;
 #else
 	[[maybe_unused]] const bool have_dpdk = false;
 	std::string dpdk_status = "DPDK: not built (libdpdk-dev not installed)";
+	const std::string dpdk_flags;
 #endif
 
-	SlotRing ring;
-	if (int err = ring.init(nslots); err < 0)
+	SlotRing small_ring, jumbo_ring;
+	if (int err = small_ring.init(nslots, slot_size); err < 0)
 		return fail("mapping the slots", err);
+	const unsigned njumbo = std::max<unsigned>(64, static_cast<unsigned>(nslots * slot_size / jumbo_slot_size));
+	if (int err = jumbo_ring.init(njumbo, jumbo_slot_size); err < 0)
+		return fail("mapping the jumbo slots", err);
 
 	for (const auto &name : opt.cases)
 		if (std::none_of(std::begin(case_defs), std::end(case_defs),
@@ -797,6 +829,7 @@ int run_gso(const Options &opt)
 			continue;
 		CaseRun cr;
 		cr.def = &c;
+		cr.ring = c.edge == Edge::jumbo ? &jumbo_ring : &small_ring;
 		cr.input = build_frame(c, 0);
 		for (size_t at : xuntag_shifts) {
 			cr.in.emplace_back(cr.input, at);
@@ -804,7 +837,7 @@ int run_gso(const Options &opt)
 				return fail("allocating an input", -ENOMEM);
 		}
 		cr.req = engine_request(c);
-		if (std::string e = verify_engine(cr, ring); !e.empty())
+		if (std::string e = verify_engine(cr, *cr.ring); !e.empty())
 			return fail(std::string(c.name) + ": engine output rejected: " + e);
 		cr.nsp = std::max<uint64_t>(1, frames / cr.nsegs);
 		runs.push_back(std::move(cr));
@@ -820,7 +853,7 @@ int run_gso(const Options &opt)
 		int idx = dpdk.add_case(cr, why);
 		if (idx < 0)
 			return fail(std::string(cr.def->name) + ": DPDK input: " + (why.empty() ? "" : why), idx);
-		if (std::string e = dpdk.verify(idx, cr, ring); !e.empty())
+		if (std::string e = dpdk.verify(idx, cr, *cr.ring); !e.empty())
 			return fail(std::string(cr.def->name) + ": DPDK output rejected: " + e);
 		dpdk_idx[i] = idx;
 	}
@@ -831,6 +864,7 @@ int run_gso(const Options &opt)
 	// (clock, neighbours) spreads over all of them alike
 	for (size_t i = 0; i < runs.size(); i++) {
 		CaseRun &cr = runs[i];
+		SlotRing &ring = *cr.ring;
 		size_t want = cr.nsp * cr.nsegs;
 		size_t warm = std::max<size_t>(1, cr.nsp / 4);
 		run_engine(cr, ring, warm);
@@ -862,21 +896,25 @@ int run_gso(const Options &opt)
 	}
 
 	Target targets[] = {
-		{"engine >= 20 Mseg/s per core", target_mseg},
-		{"engine >= 0.65x memcpy of the same frames", target_vs_memcpy},
-		{"engine >= 6x DPDK gso+linearise+csum", target_vs_dpdk_csum},
+		{"engine >= 20 Mseg/s per core (64 KB rows)", target_mseg},
+		{"engine >= 0.7x memcpy (64 KB, mss ~1448)", target_vs_memcpy},
+		{"engine >= 0.6x memcpy (4 KB super-packets)", target_vs_memcpy_small},
+		{"engine >= 0.7x memcpy (mss 8948/8972)", target_vs_memcpy_jumbo},
+		{"engine >= 2.5x DPDK gso+linearise+csum", target_vs_dpdk_csum},
 		{"engine >= 1.5x DPDK gso+linearise", target_vs_dpdk},
 		{"tagged >= 0.97x untagged", target_vs_untagged},
 	};
 	for (const auto &cr : runs) {
 		if (cr.def->tx_metadata)
 			continue;	// a reference row, not a result
-		targets[0].add(cr.def->name, cr.engine.mfps);
-		targets[1].add(cr.def->name, ratio(cr.engine, cr.memcpy));
-		targets[2].add(cr.def->name, ratio(cr.engine, cr.dpdk_csum));
-		targets[3].add(cr.def->name, ratio(cr.engine, cr.dpdk));
+		const Edge edge = cr.def->edge;
+		if (edge == Edge::none)
+			targets[0].add(cr.def->name, cr.engine.mfps);
+		targets[edge == Edge::none ? 1 : edge == Edge::small ? 2 : 3].add(cr.def->name, ratio(cr.engine, cr.memcpy));
+		targets[4].add(cr.def->name, ratio(cr.engine, cr.dpdk_csum));
+		targets[5].add(cr.def->name, ratio(cr.engine, cr.dpdk));
 		if (find_row(runs, cr.def->untagged))
-			targets[4].add(cr.def->name, cr.vs_untagged);
+			targets[6].add(cr.def->name, cr.vs_untagged);
 	}
 	// a target no row applies to (DPDK not built) is not a miss
 	bool all_pass = true;
@@ -887,9 +925,10 @@ int run_gso(const Options &opt)
 	if (opt.json) {
 		std::printf("{\"bench\":\"gso\",\"on_cpu\":%.3f,\"cpu\":%d,\"csum_impl\":\"%s\",\"slots\":%u,\"slot_size\":%zu,"
 			    "\"slot_headroom\":%zu,\"frames_per_run\":%llu,\"runs\":%u,\"quick\":%s,\"dpdk\":\"%s\",\n"
+			    " \"engine_flags\":\"%s\",\"dpdk_flags\":\"%s\",\n"
 			    " \"cases\":[\n",
 			    oncpu, cpu, to_string(csum_impl()), nslots, slot_size, slot_headroom, (unsigned long long)frames,
-			    nruns, quick ? "true" : "false", dpdk_status.c_str());
+			    nruns, quick ? "true" : "false", dpdk_status.c_str(), XO_ENGINE_FLAGS, dpdk_flags.c_str());
 		for (size_t i = 0; i < runs.size(); i++) {
 			const CaseRun &cr = runs[i];
 			const CaseRun *u = find_row(runs, cr.def->untagged);
@@ -929,6 +968,11 @@ int run_gso(const Options &opt)
 			    "          input at +0/+8/+16/+24 from a cache line in turn (the tags shift the payload's alignment);\n"
 			    "          wall clock (blocks of ~30 us: a thread-CPU clock read is a system call)\n",
 			    quick ? xuntag_quick_pairs : xuntag_pairs, xuntag_block);
+		std::printf("  built: the engine (xo_gso) with '%s', as the project builds it; %s\n", XO_ENGINE_FLAGS,
+			    have_dpdk ? ("the DPDK rows (and this harness) with '" + dpdk_flags +
+					 "': -O3 and libdpdk.pc's flags, as DPDK's examples")
+						.c_str()
+				      : "no DPDK rows");
 		if (have_dpdk)
 			std::printf("  %s: rte_gso_segment + copy of header/indirect mbufs into the slots (+csum: "
 				    "rte_ipv4_cksum, rte_ipv4_udptcp_cksum); tags pre-inserted in its input; geneve "
@@ -952,13 +996,13 @@ int run_gso(const Options &opt)
 				    cr.def->tx_metadata ? "  (reference: L4 csum left to the NIC)" : "");
 		}
 		std::printf("\nearlier anchors on this machine: memcpy %.1f Mframes/s, DPDK %.2f, DPDK+csum %.2f "
-			    "Mseg/s\n\n",
+			    "Mseg/s (DPDK at -O2 then)\n\n",
 			    anchor_memcpy, anchor_dpdk, anchor_dpdk_csum);
-		std::printf("%-44s %8s  %-12s %6s  %s\n", "target (every non-reference row it applies to)", "worst",
+		std::printf("%-46s %8s  %-12s %6s  %s\n", "target (every non-reference row it applies to)", "worst",
 			    "worst case", "rows", "verdict");
 		for (const auto &t : targets) {
 			std::string w = t.rows ? (t.threshold >= 10 ? fmt("%.2f", t.worst) : fmt("%.2fx", t.worst)) : "-";
-			std::printf("%-44s %8s  %-12s %2u/%-3u  %s\n", t.name, w.c_str(), t.worst_case, t.passed, t.rows,
+			std::printf("%-46s %8s  %-12s %2u/%-3u  %s\n", t.name, w.c_str(), t.worst_case, t.passed, t.rows,
 				    t.rows ? (t.pass() ? "PASS" : "MISS") : "n/a (no DPDK)");
 		}
 	}
