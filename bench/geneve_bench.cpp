@@ -14,11 +14,22 @@
 // - Churn rows (-churn): 1,024 VNIs and 16 registered ports in rotation,
 //   written into each frame by the wrapper before the program runs, so the
 //   per-CPU lookup cache misses; their baseline runs the same rewrite.
+// - Steering rows: xsk-steer and cpu-steer find a target (an AF_XDP socket
+//   bound to lo in copy mode in every slot of queue 0's row of the XSKMAP,
+//   a cpumap entry for every CPU) and are counted redirected: the program's
+//   whole decision, inner hash and bpf_redirect_map() included; what the
+//   kernel does with a redirect afterwards (the socket's copy, the cpumap
+//   kthread) is not the program's and is not timed (the wrapper drops).
 #include "bench.hpp"
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -54,6 +65,7 @@ struct Case {
 	std::vector<unsigned> counters;	// reasons that must equal frames
 	unsigned vnis = 0, ports = 0;	// churn: VNIs and ports in rotation (0: one of each)
 	uint32_t l4_off = 0, gnv_off = 0;	// churn: UDP and Geneve header offsets in the frame
+	bool targets = false;		// steering rows: a socket / CPU behind every slot
 	std::vector<double> ns;
 };
 
@@ -98,6 +110,15 @@ std::vector<Case> make_cases()
 		     XO_GNV_ACT_XSK, 0, {XO_GNV_CNT_NO_TARGET}});
 	c.push_back({"csum4", "ref: classify + outer UDP checksum (bpf_loop)", false, 0,
 		     outer4(geneve(7, kEthTeb, inner)), XO_GNV_ACT_PASS, XO_GNV_F_VERIFY_CSUM, pass});
+	const std::vector<unsigned> steered = {XO_GNV_CNT_REDIRECTED};
+	Case xs{"xsk-steer", "ref: inner 5-tuple hash + XSKMAP redirect to a socket", false, 0,
+		outer4(geneve(7, kEthTeb, inner)), XO_GNV_ACT_XSK, 0, steered};
+	xs.targets = true;
+	c.push_back(xs);
+	Case cs{"cpu-steer", "ref: inner 5-tuple hash + cpumap redirect", false, 0, outer4(geneve(7, kEthTeb, inner)),
+		XO_GNV_ACT_CPU, 0, steered};
+	cs.targets = true;
+	c.push_back(cs);
 	return c;
 }
 
@@ -117,10 +138,70 @@ public:
 			return -errno;
 		return 0;
 	}
+	// The steering targets: an AF_XDP socket (lo, queue 0, copy mode; it
+	// never receives: the wrappers drop), put in queue 0's row by apply()
+	// for the xsk steering row, and a cpumap entry (192 frames) for each of
+	// the first CPUs.
+	int targets()
+	{
+		xsk_fd_ = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+		if (xsk_fd_ < 0)
+			return -errno;
+		const size_t area = 64 * 4096;
+		umem_ = mmap(nullptr, area, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (umem_ == MAP_FAILED) {
+			umem_ = nullptr;
+			return -errno;
+		}
+		xdp_umem_reg reg{};
+		reg.addr = reinterpret_cast<uint64_t>(umem_);
+		reg.len = area;
+		reg.chunk_size = 4096;
+		int ring = 64;
+		sockaddr_xdp sa{};
+		sa.sxdp_family = AF_XDP;
+		sa.sxdp_ifindex = if_nametoindex("lo");
+		sa.sxdp_queue_id = 0;
+		sa.sxdp_flags = XDP_COPY;
+		if (setsockopt(xsk_fd_, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) ||
+		    setsockopt(xsk_fd_, SOL_XDP, XDP_UMEM_FILL_RING, &ring, sizeof(ring)) ||
+		    setsockopt(xsk_fd_, SOL_XDP, XDP_UMEM_COMPLETION_RING, &ring, sizeof(ring)) ||
+		    setsockopt(xsk_fd_, SOL_XDP, XDP_RX_RING, &ring, sizeof(ring)) ||
+		    bind(xsk_fd_, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)))
+			return -errno;
+		cpus_ = static_cast<uint32_t>(std::min<int>(ncpus_, XO_GNV_MAX_QUEUES));
+		for (uint32_t cpu = 0; cpu < cpus_; cpu++) {
+			bpf_cpumap_val v{};
+			v.qsize = 192;
+			if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cpus), &cpu, &v, BPF_ANY))
+				return -errno;
+		}
+		return 0;
+	}
+	~GeneveBench()
+	{
+		if (xsk_fd_ >= 0)
+			close(xsk_fd_);
+		if (umem_)
+			munmap(umem_, 64 * 4096);
+	}
+	GeneveBench(const GeneveBench &) = delete;
+	GeneveBench &operator=(const GeneveBench &) = delete;
+
 	int apply(const Case &c)
 	{
 		uint32_t vni = 7, zero = 0, slot = 1;
-		xo_gnv_rule r{c.action, 4, 1};
+		// a steering rule spreads over what exists: every slot of the row, the CPUs with an entry
+		const uint16_t queues = c.action == XO_GNV_ACT_CPU && c.targets ? static_cast<uint16_t>(cpus_) : 4;
+		xo_gnv_rule r{c.action, queues, 1};
+		// the socket sits in queue 0's row for the steering row only (xsk-hash times the miss)
+		for (uint32_t i = 0; i < XO_GNV_MAX_QUEUES && xsk_fd_ >= 0; i++) {
+			uint32_t k = xo_gnv_xsk_slot(0, i, XO_GNV_MAX_QUEUES);
+			int fd = bpf_map__fd(s_->maps.xo_gnv_xsks);
+			if (c.targets ? bpf_map_update_elem(fd, &k, &xsk_fd_, BPF_ANY)
+				      : bpf_map_delete_elem(fd, &k) && errno != ENOENT)
+				return -errno;
+		}
 		xo_gnv_cfg cfg{XO_ABI_VERSION, c.flags, {}, gen_ = xo_gnv_gen_next(gen_), 0};
 		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY) ||
 		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cfg), &zero, &cfg, BPF_ANY))
@@ -208,6 +289,9 @@ private:
 	xo_bench_geneve_bpf *s_;
 	int ncpus_;
 	uint32_t gen_ = 0;
+	int xsk_fd_ = -1;
+	void *umem_ = nullptr;
+	uint32_t cpus_ = 1;
 };
 
 } // namespace
@@ -231,6 +315,8 @@ int run_geneve(const Options &opt)
 	GeneveBench b(skel.get());
 	if ((err = b.setup()))
 		return fail("geneve: writing the maps", err);
+	if ((err = b.targets()))
+		return fail("geneve: an AF_XDP socket on lo and cpumap entries for the steering rows", err);
 
 	std::vector<Case> cases = make_cases();
 	double ns;

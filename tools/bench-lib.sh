@@ -14,7 +14,8 @@ sink_detach() {
 	nsenter --net="/run/netns/$1" tc qdisc del dev "$2" clsact
 }
 
-# sink_count NS IF: "packets bytes" the sink has counted so far (all CPUs).
+# sink_count NS IF: "packets bytes segments" the sink has counted so far
+# (all CPUs; segments: a GSO skb counts as the frames it stands for).
 sink_count() {
 	local id map
 	id=$(nsenter --net="/run/netns/$1" tc -j filter show dev "$2" ingress |
@@ -26,11 +27,11 @@ for f in json.load(sys.stdin):
 	[[ -n $id ]] || { echo "sink_count: no sink program on $2" >&2; return 1; }
 	map=$(bpftool -j prog show id "$id" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["map_ids"][0])')
 	bpftool -j map dump id "$map" | /usr/bin/python3 -c 'import json, sys
-p = b = 0
+p = b = s = 0
 for e in json.load(sys.stdin):
     for v in e.get("formatted", {}).get("values", []):
-        p += v["value"]["packets"]; b += v["value"]["bytes"]
-print(p, b)'
+        p += v["value"]["packets"]; b += v["value"]["bytes"]; s += v["value"]["segments"]
+print(p, b, s)'
 }
 
 # summary_field FILE KEY...: the value at KEY (a path: drops rx_dropped) in

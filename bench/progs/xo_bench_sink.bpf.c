@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The counting sink of tools/bench threads and e2e: a TC ingress program
- * (cls_bpf, direct action) that counts every frame and its bytes and drops
- * it, so what arrives costs the receiver as little as the stack allows and
+ * (cls_bpf, direct action) that counts every frame and its bytes (and the
+ * wire frames a GSO skb stands for, which veth passes on unsegmented when
+ * the sender's device has the offload) and drops it, so what arrives costs the receiver as little as the stack allows and
  * the count is the bench's, not a socket's. tools/bench-lib.sh attaches it
  * with tc and reads the map through the program tc reports (bpftool).
  */
@@ -10,8 +11,9 @@
 #include <bpf/bpf_helpers.h>
 
 struct xo_sink_count {
-	__u64 packets;
+	__u64 packets;		/* skbs */
 	__u64 bytes;
+	__u64 segments;		/* wire frames: a GSO skb counts its gso_segs */
 };
 
 struct {
@@ -30,6 +32,7 @@ int xo_sink(struct __sk_buff *skb)
 	if (c) {
 		c->packets++;
 		c->bytes += skb->len;
+		c->segments += skb->gso_segs ? skb->gso_segs : 1;
 	}
 	return TC_ACT_SHOT;
 }

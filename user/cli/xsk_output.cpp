@@ -63,11 +63,11 @@ void threads_out(const xsk::Engine &e, Json *j)
 			if (th.cpu >= 0)
 				j->kv("cpu", static_cast<uint64_t>(th.cpu));
 			j->array("queues", th.queues).kv("packets", th.totals.packets).kv("bytes", th.totals.bytes)
-				.end_object();
+				.kv("user_s", th.user_s).kv("sys_s", th.sys_s).end_object();
 		} else if (e.threads.size() > 1) {
-			std::printf("  thread %zu (%s, queues %s): %" PRIu64 " packets %" PRIu64 " bytes\n", t,
-				    th.cpu >= 0 ? ("cpu " + std::to_string(th.cpu)).c_str() : "not pinned",
-				    queue_list_text(th.queues).c_str(), th.totals.packets, th.totals.bytes);
+			std::printf("  thread %zu (%s, queues %s): %" PRIu64 " packets %" PRIu64 " bytes, %.2f s user, %.2f s system\n",
+				    t, th.cpu >= 0 ? ("cpu " + std::to_string(th.cpu)).c_str() : "not pinned",
+				    queue_list_text(th.queues).c_str(), th.totals.packets, th.totals.bytes, th.user_s, th.sys_s);
 		}
 	}
 	if (j)

@@ -130,7 +130,7 @@ int64_t now_ns()
 // One worker: its sockets' RX rings drained, refilled and woken until the
 // count is reached or the reporting thread says stop.
 void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, RecvSinks sinks, std::mutex &all_m,
-		RecvShared &sh, TotalsBoard &board, size_t t)
+		RecvShared &sh, TotalsBoard &board, size_t t, double &user_s, double &sys_s)
 {
 	const uint64_t limit = c.count;
 	// room for the longest descriptor chain: rx_peek then returns whole frames
@@ -203,6 +203,7 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 		}
 	}
 	board.finish(t, sum_of(e, idx, true));
+	thread_cpu(user_s, sys_s);
 }
 
 } // namespace
@@ -214,11 +215,12 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	TotalsBoard board(plan.size());
 	RecvShared sh;
 	std::mutex all_m;
+	std::vector<std::pair<double, double>> cpu(plan.size());
 	const double t0 = monotonic_seconds();
 	double next_watch = 0, next_report = c.interval > 0 ? t0 + c.interval : INFINITY, last = t0;
 	Totals prev{};
 	auto st = run_threads(
-		plan, [&](size_t t) { receive_on(e, plan.socks[t], c, sinks, all_m, sh, board, t); },
+		plan, [&](size_t t) { receive_on(e, plan.socks[t], c, sinks, all_m, sh, board, t, cpu[t].first, cpu[t].second); },
 		[&] {
 			if (sh.stop.load())
 				return;
@@ -255,7 +257,7 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	res.frames = sh.committed.load();
 	e.threads.clear();
 	for (size_t t = 0; t < plan.size(); t++) {
-		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], true)};
+		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], true), cpu[t].first, cpu[t].second};
 		for (size_t i : plan.socks[t])
 			tt.queues.push_back(e.socks[i].queue());
 		e.threads.push_back(std::move(tt));

@@ -102,6 +102,7 @@ struct WorkerResult {
 	uint64_t super_packets = 0, segments = 0;	// the segmentation loop's
 	double secs = 0;
 	bool interrupted = false;
+	double user_s = 0, sys_s = 0;	// the worker thread's CPU time
 	std::optional<Error> err;
 };
 
@@ -193,6 +194,7 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 			drain(w.socks);
 			r.secs = pacer.elapsed();
 			r.interrupted = pacer.interrupted() && !abort.load();
+			thread_cpu(r.user_s, r.sys_s);
 			Totals fin = sum_of(e, plan.socks[t], false);
 			fin.bytes = r.bytes;
 			board.finish(t, fin);
@@ -220,7 +222,7 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 		r.super_packets += out[t].super_packets;
 		r.segments += out[t].segments;
 		r.totals.bytes += out[t].bytes;
-		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], false)};
+		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], false), out[t].user_s, out[t].sys_s};
 		tt.totals.bytes = out[t].bytes;
 		for (size_t i : plan.socks[t])
 			tt.queues.push_back(e.socks[i].queue());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Worker threads of send and recv (see xoffload/xsk/workers.hpp).
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <time.h>
 
@@ -124,6 +125,16 @@ void add_totals(Totals &a, const Totals &b)
 	a.submitted += b.submitted;
 	a.completed += b.completed;
 	a.descs += b.descs;
+}
+
+void thread_cpu(double &user_s, double &sys_s)
+{
+	rusage ru{};
+	user_s = sys_s = 0;
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return;
+	user_s = static_cast<double>(ru.ru_utime.tv_sec) + ru.ru_utime.tv_usec / 1e6;
+	sys_s = static_cast<double>(ru.ru_stime.tv_sec) + ru.ru_stime.tv_usec / 1e6;
 }
 
 TotalsBoard::TotalsBoard(size_t nthreads) : slots_(new Slot[nthreads]), n_(nthreads) {}

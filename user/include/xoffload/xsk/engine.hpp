@@ -70,11 +70,13 @@ struct Totals {
 };
 
 // What one worker thread of a run did (send, recv): the CPU it was pinned
-// to (-1: none), the queues of its sockets and their totals.
+// to (-1: none), the queues of its sockets, their totals and the thread's
+// CPU time.
 struct ThreadTotals {
 	int cpu = -1;
 	std::vector<uint32_t> queues;
 	Totals totals;
+	double user_s = 0, sys_s = 0;	// its CPU time (getrusage RUSAGE_THREAD), kernel work in its system calls included
 };
 
 // The sockets of one command, with what the summary reports.

@@ -55,6 +55,8 @@ std::vector<int> allowed_cpus();
 Totals sum_of(Engine &e, std::span<const size_t> idx, bool rx);
 // a += b, counter by counter (kick_errno: b's when it has one).
 void add_totals(Totals &a, const Totals &b);
+// The calling thread's user and system CPU seconds so far.
+void thread_cpu(double &user_s, double &sys_s);
 
 // Interval reports across threads: the reporting thread asks for a round
 // (collect()); each worker, at its next poll(), publishes the totals of its
