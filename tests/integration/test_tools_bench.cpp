@@ -76,3 +76,26 @@ TEST(ToolsBench, RunsTheQuickVlanBench)
 	EXPECT_NE(r.out.find("\"name\":\"pop\""), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("\"ratio\":"), std::string::npos) << r.out;
 }
+
+// The veth benches check their own accounting on every run (every frame
+// send completed is counted at the TC sink, recv's received + dropped is
+// what was sent or injected) and exit 1 naming the path that lost one: a
+// quick run of each must pass them and print its table.
+class ToolsBenchVeth : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(ToolsBenchVeth, QuickRunAccountsForEveryFrame)
+{
+	ASSERT_FALSE(bench_script().empty()) << "XO_SOURCE_DIR must be set (run through ctest)";
+	if (geteuid() != 0)
+		GTEST_SKIP() << "needs root (network namespaces, AF_XDP, TC)";
+	if (!env_or_empty("XO_IN_VM").empty())
+		GTEST_SKIP() << "a timing run under emulation (tools/vm-test, TCG) measures nothing and takes minutes";
+	const std::string bench = GetParam();
+	CmdResult r = run_cmd({bench_script(), bench, "--quick", "--json"}, 300);
+	ASSERT_EQ(r.exit_code, 0) << r.describe();
+	EXPECT_NE(r.out.find("{\"bench\":\"" + bench + "\""), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("null"), std::string::npos) << "a figure is missing: " << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Benches, ToolsBenchVeth, ::testing::Values("threads", "e2e", "xsk"),
+			 [](const auto &i) { return std::string(i.param); });

@@ -598,6 +598,34 @@ TEST(TotalsBoard, AWorkerThatNeverAnswersDoesNotHoldTheReportUp)
 	EXPECT_EQ(t.packets, 0u);
 }
 
+TEST(IntervalReports, EveryIntervalWithThePreviousTotalsAndTheSecondsBetween)
+{
+	TotalsBoard board(1);
+	Totals fin;
+	fin.packets = 42;
+	board.finish(0, fin);	// a finished worker answers every round with this
+	std::vector<std::pair<uint64_t, double>> seen;	// (prev packets, dt)
+	uint64_t now_packets = 0;
+	IntervalReports r(board, 1.0, 100.0, [&](const Totals &now, const Totals &prev, double dt) {
+		now_packets = now.packets;
+		seen.push_back({prev.packets, dt});
+	});
+	r.tick(100.5);	// not yet
+	EXPECT_TRUE(seen.empty());
+	r.tick(101.25);
+	r.tick(101.5);	// within a second of the last report
+	r.tick(102.5);
+	ASSERT_EQ(seen.size(), 2u);
+	EXPECT_EQ(now_packets, 42u);
+	EXPECT_EQ(seen[0].first, 0u);	// nothing reported before the first
+	EXPECT_DOUBLE_EQ(seen[0].second, 1.25);
+	EXPECT_EQ(seen[1].first, 42u);
+	EXPECT_DOUBLE_EQ(seen[1].second, 1.25);
+	IntervalReports none(board, 0, 100.0, [&](const Totals &, const Totals &, double) { seen.clear(); });
+	none.tick(1e9);
+	EXPECT_EQ(seen.size(), 2u) << "interval 0: no reports";
+}
+
 TEST(Totals, AddTotalsCounterByCounter)
 {
 	Totals a, b;

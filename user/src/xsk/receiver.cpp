@@ -217,8 +217,8 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	std::mutex all_m;
 	std::vector<std::pair<double, double>> cpu(plan.size());
 	const double t0 = monotonic_seconds();
-	double next_watch = 0, next_report = c.interval > 0 ? t0 + c.interval : INFINITY, last = t0;
-	Totals prev{};
+	double next_watch = 0;
+	IntervalReports reports(board, c.interval, t0, hooks.interval);
 	auto st = run_threads(
 		plan, [&](size_t t) { receive_on(e, plan.socks[t], c, sinks, all_m, sh, board, t, cpu[t].first, cpu[t].second); },
 		[&] {
@@ -242,14 +242,7 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 				sh.stop.store(true);
 				return;
 			}
-			if (now >= next_report) {
-				Totals cur = board.collect(0.2);
-				if (hooks.interval)
-					hooks.interval(cur, prev, now - last);
-				prev = cur;
-				last = now;
-				next_report = now + c.interval;
-			}
+			reports.tick(now);
 		});
 	if (!st)
 		return st.error();
@@ -257,10 +250,7 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	res.frames = sh.committed.load();
 	e.threads.clear();
 	for (size_t t = 0; t < plan.size(); t++) {
-		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], true), cpu[t].first, cpu[t].second};
-		for (size_t i : plan.socks[t])
-			tt.queues.push_back(e.socks[i].queue());
-		e.threads.push_back(std::move(tt));
+		e.threads.push_back(thread_totals(e, plan, t, true, cpu[t].first, cpu[t].second));
 	}
 	return res;
 }

@@ -176,9 +176,7 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 	std::atomic<bool> abort{false};
 	const std::function<bool()> stop = [&] { return abort.load(std::memory_order_relaxed) || (hooks.stop && hooks.stop()); };
 	auto clock = [&] { return hooks.clock ? hooks.clock() : monotonic_seconds(); };
-	const double t0 = clock();
-	double last = t0, next = c.interval > 0 ? t0 + c.interval : INFINITY;
-	Totals prev{};
+	IntervalReports reports(board, c.interval, clock(), hooks.interval);
 	auto st = run_threads(
 		plan,
 		[&](size_t t) {
@@ -199,17 +197,7 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 			fin.bytes = r.bytes;
 			board.finish(t, fin);
 		},
-		[&] {
-			const double now = clock();
-			if (now < next)
-				return;
-			Totals cur = board.collect(0.2);
-			if (hooks.interval)
-				hooks.interval(cur, prev, now - last);
-			prev = cur;
-			last = now;
-			next = now + c.interval;
-		});
+		[&] { reports.tick(clock()); });
 	if (!st)
 		return st.error();
 	SendResult r;
@@ -222,10 +210,8 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 		r.super_packets += out[t].super_packets;
 		r.segments += out[t].segments;
 		r.totals.bytes += out[t].bytes;
-		ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], false), out[t].user_s, out[t].sys_s};
+		ThreadTotals tt = thread_totals(e, plan, t, false, out[t].user_s, out[t].sys_s);
 		tt.totals.bytes = out[t].bytes;
-		for (size_t i : plan.socks[t])
-			tt.queues.push_back(e.socks[i].queue());
 		e.threads.push_back(std::move(tt));
 	}
 	const uint64_t bytes = r.totals.bytes;

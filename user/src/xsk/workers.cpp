@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -107,6 +108,14 @@ Totals sum_of(Engine &e, std::span<const size_t> idx, bool rx)
 	return sum_stats(st, ring_of, rx);
 }
 
+ThreadTotals thread_totals(Engine &e, const ThreadPlan &plan, size_t t, bool rx, double user_s, double sys_s)
+{
+	ThreadTotals tt{plan.cpu[t], {}, sum_of(e, plan.socks[t], rx), user_s, sys_s};
+	for (size_t i : plan.socks[t])
+		tt.queues.push_back(e.socks[i].queue());
+	return tt;
+}
+
 void add_totals(Totals &a, const Totals &b)
 {
 	a.packets += b.packets;
@@ -179,6 +188,24 @@ Totals TotalsBoard::collect(double wait)
 		add_totals(sum, slots_[t].t);
 	}
 	return sum;
+}
+
+IntervalReports::IntervalReports(TotalsBoard &board, double interval, double t0, Report report)
+	: board_(board), interval_(interval), last_(t0), next_(interval > 0 ? t0 + interval : INFINITY),
+	  report_(std::move(report))
+{
+}
+
+void IntervalReports::tick(double now)
+{
+	if (now < next_)
+		return;
+	Totals cur = board_.collect(0.2);
+	if (report_)
+		report_(cur, prev_, now - last_);
+	prev_ = cur;
+	last_ = now;
+	next_ = now + interval_;
 }
 
 Status run_threads(const ThreadPlan &plan, const std::function<void(size_t)> &body,

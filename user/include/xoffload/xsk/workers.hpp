@@ -55,6 +55,10 @@ std::vector<int> allowed_cpus();
 Totals sum_of(Engine &e, std::span<const size_t> idx, bool rx);
 // a += b, counter by counter (kick_errno: b's when it has one).
 void add_totals(Totals &a, const Totals &b);
+// What thread @t of @plan did, once the threads are joined: its CPU, the
+// queues of its sockets, their totals (@rx as sum()) and the CPU seconds
+// the thread measured.
+ThreadTotals thread_totals(Engine &e, const ThreadPlan &plan, size_t t, bool rx, double user_s, double sys_s);
 // The calling thread's user and system CPU seconds so far.
 void thread_cpu(double &user_s, double &sys_s);
 
@@ -92,6 +96,23 @@ private:
 	std::unique_ptr<Slot[]> slots_;
 	size_t n_;
 	std::atomic<uint64_t> round_{0};
+};
+
+// The reporting thread's interval reports: at every tick() at least
+// @interval seconds (<= 0: never) after the last report, the workers'
+// totals collected from @board and handed to @report with the previous
+// ones and the seconds between.
+class IntervalReports {
+public:
+	using Report = std::function<void(const Totals &now, const Totals &prev, double dt)>;
+	IntervalReports(TotalsBoard &board, double interval, double t0, Report report);
+	void tick(double now);
+
+private:
+	TotalsBoard &board_;
+	double interval_, last_, next_;
+	Report report_;
+	Totals prev_{};
 };
 
 // Runs body(t) on plan.size() threads, thread t pinned to plan.cpu[t]
