@@ -339,9 +339,10 @@ std::vector<std::pair<int, uint64_t>> summary_threads(const std::string &s)
 	return v;
 }
 
-// One worker thread per queue on both ends (pinned with --cpus): send
-// splits the count exactly, recv stops at exactly --count across its
-// threads, and each side's per-thread counts add up to its total.
+// One worker thread per queue on both ends (pinned with --cpus): the
+// threads of send and of recv share --count out batch by batch and
+// together stop at exactly N, and each side's per-thread counts add up to
+// its total.
 TEST_F(XskVeth2Q, OneThreadPerQueueCountsExactly)
 {
 	cpu_set_t set;
@@ -366,7 +367,7 @@ TEST_F(XskVeth2Q, OneThreadPerQueueCountsExactly)
 	uint64_t sum = 0;
 	for (size_t t = 0; t < tt.size(); t++) {
 		EXPECT_EQ(tt[t].first, cpus[t]) << "thread " << t << " not on its --cpus CPU: " << ts;
-		EXPECT_EQ(tt[t].second, n / tt.size()) << "the count is split evenly: " << ts;
+		EXPECT_GT(tt[t].second, 0u) << "a thread sent nothing: " << ts;
 		sum += tt[t].second;
 	}
 	EXPECT_EQ(sum, n);

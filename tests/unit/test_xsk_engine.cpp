@@ -626,6 +626,32 @@ TEST(IntervalReports, EveryIntervalWithThePreviousTotalsAndTheSecondsBetween)
 	EXPECT_EQ(seen.size(), 2u) << "interval 0: no reports";
 }
 
+TEST(CountShare, ThreadsTogetherTakeExactlyTheCount)
+{
+	CountShare c(100000);
+	std::atomic<uint64_t> took{0};
+	auto worker = [&](uint64_t batch, bool short_takes) {
+		for (uint64_t i = 0; !c.done(); i++) {
+			const uint64_t r = c.reserve(batch);
+			// a ring that had fewer frames than reserved: the rest goes back
+			const uint64_t t = short_takes && r > 1 && (i % 3) == 0 ? r / 2 : r;
+			c.commit(r, t);
+			took += t;
+		}
+	};
+	std::thread a(worker, 64, true), b(worker, 7, false);
+	a.join();
+	b.join();
+	EXPECT_EQ(c.committed(), 100000u);
+	EXPECT_EQ(took.load(), 100000u);
+	EXPECT_EQ(c.reserve(5), 0u) << "nothing left to reserve";
+	CountShare unlimited(UINT64_MAX);
+	EXPECT_EQ(unlimited.reserve(64), 64u);
+	unlimited.commit(64, 10);
+	EXPECT_FALSE(unlimited.done());
+	EXPECT_EQ(unlimited.committed(), 10u);
+}
+
 TEST(Totals, AddTotalsCounterByCounter)
 {
 	Totals a, b;

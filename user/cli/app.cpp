@@ -2,6 +2,7 @@
 // The offload-tool command line as a CLI11 app (global options and every
 // subcommand) and what its commands share, apart from main() so it can be
 // parsed without running anything (tests/fuzz/cli_fuzz.cpp).
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 
@@ -10,8 +11,11 @@
 #include "xoffload/core/netdev.hpp"
 
 namespace {
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
+// set by the handler, read by send's and recv's worker threads: a lock-free
+// atomic is safe in both places
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
 } // namespace
 
 namespace xoffload::cli {
@@ -28,7 +32,7 @@ void install_stop_handler()
 
 bool stop_requested()
 {
-	return g_stop != 0;
+	return g_stop.load(std::memory_order_relaxed);
 }
 
 Status prepare(const Globals &g)

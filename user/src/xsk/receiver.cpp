@@ -97,28 +97,14 @@ Result<RecvProgram> attach_recv_program(const Netdev &dev, XdpMode mode, RxFilte
 
 namespace {
 
-// What recv's workers share: the frames taken off the RX rings
-// (committed) and those a worker may take before it has (reserved: c.count
-// is shared out batch by batch, so the threads together stop at exactly
-// c.count), the stop the reporting thread decides, the time of the latest
-// frame (--idle).
+// What recv's workers share: c.count (CountShare), the stop the reporting
+// thread decides, the time of the latest frame (--idle).
 struct RecvShared {
-	std::atomic<uint64_t> reserved{0}, committed{0};
+	explicit RecvShared(uint64_t count) : count(count) {}
+	CountShare count;
 	std::atomic<bool> stop{false};
 	std::atomic<int64_t> last_rx_ns{0};
 };
-
-// Up to @want frames of what c.count leaves, reserved; 0 when the rest is
-// reserved by other threads (or taken).
-uint64_t reserve(RecvShared &sh, uint64_t limit, uint64_t want)
-{
-	uint64_t r = sh.reserved.load(std::memory_order_relaxed);
-	for (;;) {
-		const uint64_t take = r >= limit ? 0 : std::min(want, limit - r);
-		if (!take || sh.reserved.compare_exchange_weak(r, r + take, std::memory_order_relaxed))
-			return take;
-	}
-}
 
 int64_t now_ns()
 {
@@ -132,7 +118,6 @@ int64_t now_ns()
 void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, RecvSinks sinks, std::mutex &all_m,
 		RecvShared &sh, TotalsBoard &board, size_t t, double &user_s, double &sys_s)
 {
-	const uint64_t limit = c.count;
 	// room for the longest descriptor chain: rx_peek then returns whole frames
 	std::vector<RxDesc> descs(std::max(c.batch, kMaxRxChain));
 	std::vector<pollfd> pfds;
@@ -147,19 +132,18 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 		for (size_t k : idx) {
 			auto &s = e.socks[k];
 			// with a count: no more descriptors than frames reserved (one
-			// frame each, or whole chains of at most kMaxRxChain with
-			// multi-buffer, which may go a few frames over)
-			uint64_t take = descs.size();
-			if (limit != UINT64_MAX && !(take = reserve(sh, limit, descs.size())))
+			// frame each); with multi-buffer, room for a whole chain, and
+			// the frames past the reservation are released uncounted
+			const uint64_t take = sh.count.reserve(descs.size());
+			if (!take)
 				break;
 			const size_t span = e.sg ? std::max<size_t>(take, kMaxRxChain) : take;
 			uint32_t n = s.rx_peek({descs.data(), std::min(span, descs.size())});
 			uint64_t frames = 0;
 			for (uint32_t i = 0; i < n; i++)
 				frames += descs[i].more ? 0 : 1;
-			sh.committed.fetch_add(frames, std::memory_order_relaxed);
-			if (limit != UINT64_MAX)
-				sh.reserved.fetch_add(frames - take, std::memory_order_relaxed);	// back what was not taken
+			const uint64_t counted = std::min(frames, take);
+			sh.count.commit(take, counted);
 			if (!n)
 				continue;
 			any = true;
@@ -170,7 +154,8 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 					l.lock();
 				clock_gettime(CLOCK_REALTIME, &ts);
 				size_t npieces = 0;
-				for (uint32_t i = 0; i < n; i++) {
+				uint64_t written = 0;
+				for (uint32_t i = 0; i < n && written < counted; i++) {
 					const auto &d = descs[i];
 					if (npieces < pieces.size())
 						pieces[npieces++] = {s.data(d.addr), d.len};
@@ -181,6 +166,7 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 					else
 						w->write(std::span<const std::span<const std::byte>>(pieces.data(), npieces), ts);
 					npieces = 0;
+					written++;
 				}
 			}
 			s.rx_release({descs.data(), n});
@@ -188,7 +174,7 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 		}
 		if (any)
 			sh.last_rx_ns.store(now_ns(), std::memory_order_relaxed);
-		if (sh.committed.load(std::memory_order_relaxed) >= limit) {
+		if (sh.count.done()) {
 			sh.stop.store(true);
 			break;
 		}
@@ -213,7 +199,7 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	RecvResult res;
 	const ThreadPlan plan = plan_threads(e.fill_ring_of, c.cpus);
 	TotalsBoard board(plan.size());
-	RecvShared sh;
+	RecvShared sh(c.count);
 	std::mutex all_m;
 	std::vector<std::pair<double, double>> cpu(plan.size());
 	const double t0 = monotonic_seconds();
@@ -243,11 +229,12 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 				return;
 			}
 			reports.tick(now);
-		});
+		},
+		[&] { sh.stop.store(true); });
 	if (!st)
 		return st.error();
 	res.secs = monotonic_seconds() - t0;
-	res.frames = sh.committed.load();
+	res.frames = sh.count.committed();
 	e.threads.clear();
 	for (size_t t = 0; t < plan.size(); t++) {
 		e.threads.push_back(thread_totals(e, plan, t, true, cpu[t].first, cpu[t].second));

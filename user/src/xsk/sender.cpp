@@ -76,14 +76,13 @@ std::optional<uint64_t> tx_dropped_now(const Netdev &dev)
 	return std::nullopt;
 }
 
-// One worker's share of a run: the count and the rate split evenly (the
-// first threads take what the count leaves over); interval reports are the
-// reporting thread's.
-SendConfig share_of(const SendConfig &c, size_t t, size_t n)
+// One worker's share of a run: the rate split evenly; the count is shared
+// out batch by batch (CountShare), interval reports are the reporting
+// thread's.
+SendConfig share_of(const SendConfig &c, size_t n)
 {
 	SendConfig s = c;
-	if (c.count != UINT64_MAX)
-		s.count = c.count / n + (t < c.count % n ? 1 : 0);
+	s.count = UINT64_MAX;
 	if (c.rate)
 		s.rate = *c.rate / static_cast<double>(n);
 	s.interval = 0;
@@ -106,20 +105,23 @@ struct WorkerResult {
 	std::optional<Error> err;
 };
 
-// A worker's sockets and what it answers the reporting thread with.
+// A worker's sockets, the count all workers share and what it answers the
+// reporting thread with.
 struct Worker {
 	Engine &e;
 	std::span<const size_t> idx;
 	std::vector<XskSocket *> socks;
 	TotalsBoard &board;
+	CountShare &count;
 	size_t t;
-	// publishes the totals of its sockets when a report is due (bytes: what
-	// the loop counted)
-	void poll(uint64_t bytes)
+	// publishes the totals of its sockets when a report is due, with
+	// bytes_of(totals) as their bytes
+	template <typename BytesOf>
+	void poll(BytesOf &&bytes_of)
 	{
 		board.poll(t, [&] {
 			Totals x = sum_of(e, idx, false);
-			x.bytes = bytes;
+			x.bytes = bytes_of(x);
 			return x;
 		});
 	}
@@ -173,6 +175,7 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 	const size_t n = plan.size();
 	std::vector<WorkerResult> out(n);
 	TotalsBoard board(n);
+	CountShare count(c.count);
 	std::atomic<bool> abort{false};
 	const std::function<bool()> stop = [&] { return abort.load(std::memory_order_relaxed) || (hooks.stop && hooks.stop()); };
 	auto clock = [&] { return hooks.clock ? hooks.clock() : monotonic_seconds(); };
@@ -180,10 +183,10 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 	auto st = run_threads(
 		plan,
 		[&](size_t t) {
-			Worker w{e, plan.socks[t], {}, board, t};
+			Worker w{e, plan.socks[t], {}, board, count, t};
 			for (size_t i : plan.socks[t])
 				w.socks.push_back(&e.socks[i]);
-			const SendConfig share = share_of(c, t, n);
+			const SendConfig share = share_of(c, n);
 			SendPacer pacer(share, hooks.clock, stop);
 			WorkerResult &r = out[t];
 			r = loop(w, pacer, share);
@@ -197,7 +200,7 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 			fin.bytes = r.bytes;
 			board.finish(t, fin);
 		},
-		[&] { reports.tick(clock()); });
+		[&] { reports.tick(clock()); }, [&] { abort.store(true); });
 	if (!st)
 		return st.error();
 	SendResult r;
@@ -231,15 +234,14 @@ WorkerResult send_frames_on(Worker &w, SendPacer &pacer, const SendConfig &c, co
 	const uint32_t len = static_cast<uint32_t>(frame.size());
 	const uint32_t cap = w.socks.front()->tx_chunk_capacity();
 	const uint32_t chunks = (len + cap - 1) / cap;	// > 1 only with multi-buffer
-	const uint64_t limit = c.count;
 	const uint32_t burst = c.batch / chunks;	// frames per socket per round
 	std::vector<uint64_t> addrs(burst * chunks);
 	std::vector<TxDesc> descs(burst * chunks);
-	uint64_t queued = 0;	// frames on a TX ring so far
+	uint64_t queued = 0;	// frames this worker put on a TX ring so far
 	timespec ts{};
 
-	while (queued < limit) {
-		w.poll(queued * len);
+	while (!w.count.done()) {
+		w.poll([len](const Totals &x) { return x.packets * len; });
 		auto st = on_tick(pacer.step(queued, 64), w);
 		if (st == SendPacer::Step::stop)
 			break;
@@ -247,12 +249,12 @@ WorkerResult send_frames_on(Worker &w, SendPacer &pacer, const SendConfig &c, co
 			continue;
 		for (auto *s : w.socks) {
 			s->complete();
-			uint64_t want = std::min<uint64_t>(burst, limit - queued);
+			uint64_t want = burst;
 			if (c.rate) {
 				uint64_t allowed = pacer.allowed();
 				want = allowed > queued ? std::min<uint64_t>(want, allowed - queued) : 0;
 			}
-			if (!want)
+			if (!want || !(want = w.count.reserve(want)))
 				break;
 			uint32_t n = s->tx_alloc({addrs.data(), static_cast<size_t>(want * chunks)});
 			n -= n % chunks;
@@ -270,10 +272,11 @@ WorkerResult send_frames_on(Worker &w, SendPacer &pacer, const SendConfig &c, co
 			if (n % chunks)
 				s->tx_free({addrs.data() + n, n % chunks});
 			queued += m / chunks;
+			w.count.commit(want, m / chunks);
 			s->kick();
 			if (pcap && m) {
-				clock_gettime(CLOCK_REALTIME, &ts);
 				std::lock_guard<std::mutex> l(pcap->m);
+				clock_gettime(CLOCK_REALTIME, &ts);
 				for (uint32_t i = 0; i < m / chunks; i++)
 					pcap->w->write(std::span<const std::byte>(frame), ts);
 			}
@@ -289,8 +292,8 @@ WorkerResult send_frames_on(Worker &w, SendPacer &pacer, const SendConfig &c, co
 
 // The segmentation loop of one worker: a super-packet segmented into fresh
 // frames of one of its sockets per round, all segments or none.
-WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, const SendConfig &c, std::span<const std::byte> super,
-			       const GsoRequest &req, int nseg, const std::string &ifname, SharedPcap *pcap)
+WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, std::span<const std::byte> super, const GsoRequest &req,
+			       int nseg, const std::string &ifname, SharedPcap *pcap)
 {
 	WorkerResult res;
 	const std::span<const std::byte> in(super);
@@ -300,12 +303,11 @@ WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, const SendConfig &c,
 	std::vector<uint64_t> addrs(static_cast<size_t>(nseg));
 	std::vector<GsoFrame> frames(static_cast<size_t>(nseg));
 	std::vector<TxDesc> descs(static_cast<size_t>(nseg));
-	const uint64_t limit = c.count;
 	uint64_t sent = 0, bytes = 0, segs = 0;
 	timespec ts{};
 
-	while (sent < limit) {
-		w.poll(bytes);
+	while (!w.count.done()) {
+		w.poll([&](const Totals &) { return bytes; });
 		auto st = on_tick(pacer.step(segs, 16), w);
 		if (st == SendPacer::Step::stop)
 			break;
@@ -313,11 +315,12 @@ WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, const SendConfig &c,
 			continue;
 		for (auto *s : w.socks) {
 			s->complete();
-			if (sent == limit)
+			if (!w.count.reserve(1))
 				break;
 			uint32_t n = s->tx_alloc(addrs);
 			if (n < static_cast<uint32_t>(nseg)) {
 				s->tx_free({addrs.data(), n}); // not enough free frames yet: all or none
+				w.count.commit(1, 0);
 				s->kick();
 				continue;
 			}
@@ -326,6 +329,7 @@ WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, const SendConfig &c,
 			int got = gso_segment(input, req, frames, &why);
 			if (got != nseg) {
 				s->tx_free(addrs);
+				w.count.commit(1, 0);
 				res.err = runtime_error(std::string("segmentation failed: ") + to_string(why));
 				break;
 			}
@@ -341,6 +345,7 @@ WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, const SendConfig &c,
 					s->complete();
 					if (tries > 100000) {
 						s->tx_free({addrs.data() + done, static_cast<size_t>(nseg) - done});
+						w.count.commit(1, 0);
 						res.err = runtime_error("TX ring never drained on " + ifname);
 						break;
 					}
@@ -348,9 +353,10 @@ WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, const SendConfig &c,
 			}
 			if (res.err)
 				break;
+			w.count.commit(1, 1);
 			if (pcap) {
-				clock_gettime(CLOCK_REALTIME, &ts);
 				std::lock_guard<std::mutex> l(pcap->m);
+				clock_gettime(CLOCK_REALTIME, &ts);
 				for (int i = 0; i < nseg; i++)
 					pcap->w->write(std::span<const std::byte>(frames[i].data, frames[i].len), ts);
 			}
@@ -407,8 +413,8 @@ Result<SendResult> send_segmented(Engine &e, const Netdev &dev, const SendConfig
 	if (nseg < 0)
 		return runtime_error(std::string("segmentation refused: ") + to_string(why), EINVAL);
 	SharedPcap shared{pcap, {}};
-	return run_workers(e, dev, c, hooks, [&](Worker &w, SendPacer &pacer, const SendConfig &share) {
-		return send_segmented_on(w, pacer, share, super, req, nseg, dev.name, pcap ? &shared : nullptr);
+	return run_workers(e, dev, c, hooks, [&](Worker &w, SendPacer &pacer, const SendConfig &) {
+		return send_segmented_on(w, pacer, super, req, nseg, dev.name, pcap ? &shared : nullptr);
 	});
 }
 

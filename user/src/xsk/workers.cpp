@@ -146,6 +146,25 @@ void thread_cpu(double &user_s, double &sys_s)
 	sys_s = static_cast<double>(ru.ru_stime.tv_sec) + ru.ru_stime.tv_usec / 1e6;
 }
 
+uint64_t CountShare::reserve(uint64_t want)
+{
+	if (limit_ == UINT64_MAX)
+		return want;
+	uint64_t r = reserved_.load(std::memory_order_relaxed);
+	for (;;) {
+		const uint64_t take = r >= limit_ ? 0 : std::min(want, limit_ - r);
+		if (!take || reserved_.compare_exchange_weak(r, r + take, std::memory_order_relaxed))
+			return take;
+	}
+}
+
+void CountShare::commit(uint64_t reserved, uint64_t took)
+{
+	committed_.fetch_add(took, std::memory_order_relaxed);
+	if (limit_ != UINT64_MAX)
+		reserved_.fetch_add(took - reserved, std::memory_order_relaxed);	// modular: gives back reserved - took
+}
+
 TotalsBoard::TotalsBoard(size_t nthreads) : slots_(new Slot[nthreads]), n_(nthreads) {}
 
 void TotalsBoard::publish(size_t t, const Totals &x, uint64_t round)
@@ -209,10 +228,11 @@ void IntervalReports::tick(double now)
 }
 
 Status run_threads(const ThreadPlan &plan, const std::function<void(size_t)> &body,
-		   const std::function<void()> &tick)
+		   const std::function<void()> &tick, const std::function<void()> &fail)
 {
 	const size_t n = plan.size();
 	std::vector<std::thread> th;
+	th.reserve(n);
 	std::unique_ptr<std::atomic<bool>[]> done(new std::atomic<bool>[n]);
 	std::vector<int> pin_err(n, 0);
 	Status st = ok();
@@ -228,10 +248,14 @@ Status run_threads(const ThreadPlan &plan, const std::function<void(size_t)> &bo
 				}
 				if (!pin_err[t])
 					body(t);
+				else if (fail)
+					fail();
 				done[t].store(true, std::memory_order_release);
 			});
 		} catch (const std::system_error &ex) {
 			done[t].store(true);
+			if (fail)
+				fail();
 			if (st)
 				st = runtime_error(std::string("cannot start worker thread ") + std::to_string(t) + ": " +
 							   ex.what(),

@@ -115,7 +115,7 @@ struct RecvResult {
 	double secs = 0;
 	bool interrupted = false;
 	std::optional<std::string> dev_gone;	// why the device went away, when it did
-	uint64_t frames = 0;			// whole frames taken: c.count at most (a chain or two over with multi-buffer)
+	uint64_t frames = 0;			// whole frames counted: c.count at most
 };
 
 // Receives on every socket of @e until c.count frames, the duration, the

@@ -6,7 +6,8 @@
 //
 // Threads: the loops run on worker threads, one per queue or per CPU of
 // SendConfig::cpus (workers.hpp), each owning its sockets and its share of
-// the count and the rate; the calling thread calls the hooks (interval
+// the rate (the count is shared out batch by batch: together they send
+// exactly c.count, whichever queues do the work); the calling thread calls the hooks (interval
 // reports of totals the workers publish; stop is called from the workers
 // too, so it must be thread-safe). Nothing here prints: interval reports go to SendHooks::interval, the run
 // ends with a SendResult the caller reports. Errors: Result, runtime errors
@@ -92,7 +93,7 @@ struct SendResult {
 void prefill_frames(Engine &e, std::span<const std::byte> frame);
 
 // The plain loop: @frame (prefilled) on every socket of a worker in turn
-// until its share of c.count frames is queued, the duration is up or
+// until c.count frames are queued (by all of them), the duration is up or
 // hooks.stop says so; then every queued frame's completion is awaited (as
 // long as completions keep coming, and 2 s after the last). @pcap: every
 // frame queued, or null. e.threads gets what each worker did. Runtime

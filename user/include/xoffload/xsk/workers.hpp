@@ -62,6 +62,28 @@ ThreadTotals thread_totals(Engine &e, const ThreadPlan &plan, size_t t, bool rx,
 // The calling thread's user and system CPU seconds so far.
 void thread_cpu(double &user_s, double &sys_s);
 
+// A count (send's frames or super-packets, recv's frames) shared out among
+// the worker threads batch by batch: a worker reserves what it may take,
+// then commits what it took and the rest of its reservation goes back, so
+// the threads together stop at exactly the count however the queues share
+// the work (a stalled queue's thread leaves its part to the others).
+class CountShare {
+public:
+	explicit CountShare(uint64_t limit) : limit_(limit) {}
+	// Up to @want of what is left; 0 when the rest is reserved by others
+	// or taken. Without a limit (UINT64_MAX), @want.
+	uint64_t reserve(uint64_t want);
+	// @took of a reservation of @reserved taken (more than reserved only
+	// where a multi-buffer chain made it so).
+	void commit(uint64_t reserved, uint64_t took);
+	bool done() const { return committed_.load(std::memory_order_relaxed) >= limit_; }
+	uint64_t committed() const { return committed_.load(std::memory_order_relaxed); }
+
+private:
+	uint64_t limit_;
+	std::atomic<uint64_t> reserved_{0}, committed_{0};
+};
+
 // Interval reports across threads: the reporting thread asks for a round
 // (collect()); each worker, at its next poll(), publishes the totals of its
 // own sockets; collect() returns their sum once every worker answered or
@@ -117,9 +139,11 @@ private:
 
 // Runs body(t) on plan.size() threads, thread t pinned to plan.cpu[t]
 // (where >= 0), and calls @tick on the calling thread every 5 ms until every
-// body returned; then joins them. Runtime error (after the join) when a
-// thread could not be pinned or started: its body never ran.
+// body returned; then joins them. When a thread cannot be started or
+// pinned, its body never runs and @fail is called at once (from that
+// thread or this one: it must be thread-safe) so that the others can stop;
+// runtime error after the join.
 Status run_threads(const ThreadPlan &plan, const std::function<void(size_t)> &body,
-		   const std::function<void()> &tick);
+		   const std::function<void()> &tick, const std::function<void()> &fail);
 
 } // namespace xoffload::xsk
