@@ -13,7 +13,10 @@
 //   reasons (matched + passed/decapped/...), nothing else counted.
 // - Churn rows (-churn): 1,024 VNIs and 16 registered ports in rotation,
 //   written into each frame by the wrapper before the program runs, so the
-//   per-CPU lookup cache misses; their baseline runs the same rewrite.
+//   one-entry per-CPU cache misses and the direct-mapped port and VNI
+//   caches behind it answer (abi.h); their baseline runs the same rewrite.
+//   classify4-cold rotates 65,536 VNIs (1,024 with rules), far more than
+//   the VNI cache's 2,048 slots: every VNI lookup misses it.
 // - Steering rows: xsk-steer and cpu-steer find a target (an AF_XDP socket
 //   bound to lo in copy mode in every slot of queue 0's row of the XSKMAP,
 //   a cpumap entry for every CPU) and are counted redirected: the program's
@@ -69,7 +72,7 @@ struct Case {
 	std::vector<double> ns;
 };
 
-constexpr unsigned churn_vnis = XO_GNV_MAX_RULES, churn_ports = 16;
+constexpr unsigned churn_vnis = XO_GNV_MAX_RULES, churn_ports = 16, cold_vnis = 65536;
 constexpr uint32_t churn_vni_base = 100000;
 
 std::vector<Case> make_cases()
@@ -101,9 +104,15 @@ std::vector<Case> make_cases()
 		k.gnv_off = v6 ? kOuter6Len : kOuter4Len;
 		return k;
 	};
-	c.push_back(churn(c[1], "classify4-churn", "classify4, 1024 VNIs x 16 ports in rotation (cache misses)", false));
+	c.push_back(churn(c[1], "classify4-churn", "classify4, 1024 VNIs x 16 ports in rotation (port and VNI caches)", false));
 	c.push_back(churn(c[2], "classify6-churn", "classify6-opts, 1024 VNIs x 16 ports in rotation", true));
 	c.push_back(churn(c[4], "decap4-churn", "decap4, 1024 VNIs x 16 ports in rotation", false));
+	// the VNI cache's worst case: far more VNIs than its slots, each seen once per 65,536 frames
+	Case cold = churn(c[1], "classify4-cold", "ref: classify4, 65,536 VNIs (1,024 with rules) in rotation: VNI cache misses",
+			  false);
+	cold.target = 0;
+	cold.vnis = cold_vnis;
+	c.push_back(cold);
 	c.push_back({"not-geneve", "ref: UDP to an unregistered port", false, 0,
 		     outer4(geneve(7, kEthTeb, inner), 4789), XO_GNV_ACT_PASS, 0, {XO_GNV_CNT_NOT_GENEVE}});
 	c.push_back({"xsk-hash", "ref: inner 5-tuple hash + XSKMAP miss", false, 0, outer4(geneve(7, kEthTeb, inner)),
@@ -206,8 +215,9 @@ public:
 		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY) ||
 		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cfg), &zero, &cfg, BPF_ANY))
 			return -errno;
-		// churn: every rotated VNI has the case's rule (1024 + VNI 7 fill the map)
-		for (uint32_t i = 0; i < c.vnis; i++) {
+		// churn: every rotated VNI has the case's rule (1024 + VNI 7 fill the
+		// map); beyond that (the cold row) the default rule (pass) applies
+		for (uint32_t i = 0; i < std::min(c.vnis, churn_vnis); i++) {
 			uint32_t v = churn_vni_base + i;
 			xo_gnv_rule cr{c.action, 4, static_cast<__u16>(1 + i % XO_GNV_MAX_RULES)};
 			if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &v, &cr, BPF_ANY))

@@ -790,6 +790,37 @@ TEST_F(GeneveBpf, LookupCacheFollowsEveryChange)
 	run_case(*env_, {"other port", fc, V::pass, kInner, decapped, kVniDecap});
 }
 
+// The direct-mapped port and VNI caches behind it answer for many ports and
+// VNIs in turn: every rule, registry and default-rule change must reach
+// the VNIs and ports they hold too, not only the last one.
+TEST_F(GeneveBpf, PortAndVniCachesFollowEveryChange)
+{
+	const std::vector<uint32_t> passed = {XO_GNV_CNT_PASSED}, decapped = {XO_GNV_CNT_DECAPPED};
+	const Bytes fp = outer4(geneve(kVniPass, kEthTeb, kInner)), fd = outer4(geneve(kVniDecap, kEthTeb, kInner)),
+		    fx = outer4(geneve(kVniDrop, kEthTeb, kInner)), fu = outer4(geneve(kVniUnknown, kEthTeb, kInner)),
+		    fc = outer4(geneve(kVniPass, kEthTeb, kInner), kPortC);
+	// VNIs and ports in turn: after the first round each answer comes from the caches
+	for (int i = 0; i < 3; i++) {
+		run_case(*env_, {"pass", fp, V::pass, {}, passed, kVniPass});
+		run_case(*env_, {"decap", fd, V::pass, kInner, decapped, kVniDecap});
+		run_case(*env_, {"drop", fx, V::drop, {}, {XO_GNV_CNT_DROP_RULE}, kVniDrop});
+		run_case(*env_, {"no rule: default", fu, V::pass, {}, passed, XO_GNV_VNI_DEFAULT});
+		run_case(*env_, {"unregistered port", fc, V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}});
+	}
+	env_->rule(kVniDrop, XO_GNV_ACT_PASS);	// a VNI the VNI cache holds, not the last one seen
+	run_case(*env_, {"decap again", fd, V::pass, kInner, decapped, kVniDecap});
+	run_case(*env_, {"drop rule now pass", fx, V::pass, {}, passed, kVniDrop});
+	env_->dflt(XO_GNV_ACT_DROP);	// the default, cached for kVniUnknown
+	run_case(*env_, {"pass again", fp, V::pass, {}, passed, kVniPass});
+	run_case(*env_, {"default now drop", fu, V::drop, {}, {XO_GNV_CNT_DROP_RULE}, XO_GNV_VNI_DEFAULT});
+	env_->port(kPortC, true);	// a port the port cache holds as unregistered
+	run_case(*env_, {"pass via the main port", fp, V::pass, {}, passed, kVniPass});
+	run_case(*env_, {"port now registered", fc, V::pass, {}, passed, kVniPass});
+	env_->port(kPortC, false);
+	run_case(*env_, {"pass via the main port", fp, V::pass, {}, passed, kVniPass});
+	run_case(*env_, {"port gone again", fc, V::pass, {}, {XO_GNV_CNT_NOT_GENEVE}});
+}
+
 TEST_F(GeneveBpf, FlowHashSpreadsFlows)
 {
 	for (uint32_t n : {2u, 3u, 4u, 8u}) {

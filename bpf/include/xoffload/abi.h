@@ -387,6 +387,39 @@ struct xo_gnv_cache {
 	__u32 pad;
 };
 
+/* Behind xo_gnv_cache's single entries, two direct-mapped per-CPU caches
+ * (not pinned, private to each loaded program) answer for many ports and
+ * VNIs in turn, as under many tunnels: xo_gnv_pcache[XO_GNV_PCACHE_SLOTS]
+ * holds ports found registered or not, xo_gnv_vcache[XO_GNV_VCACHE_SLOTS]
+ * VNIs' rules, each entry at xo_gnv_cache_slot() of its key and valid while
+ * its tag equals xo_gnv_cache.gen_tag (so a gen bump empties them all at
+ * once; a zeroed entry, tag 0, is never valid). Two keys of one slot evict
+ * each other; a miss costs the hash lookup it saves otherwise.
+ */
+#define XO_GNV_PCACHE_SLOTS 64
+#define XO_GNV_VCACHE_SLOTS 2048
+
+struct xo_gnv_pcache_entry {
+	__u64 tag;		/* xo_gnv_cache.gen_tag when filled */
+	__u32 port;
+	__u32 registered;	/* 1: in xo_gnv_ports */
+};
+
+struct xo_gnv_vcache_entry {
+	__u64 tag;		/* xo_gnv_cache.gen_tag when filled */
+	__u32 vni;
+	__u32 has_rule;		/* 0: no rule, rule is the default's */
+	struct xo_gnv_rule rule;
+};
+
+/* Slot of @key in a direct-mapped cache of 2^@bits slots (Fibonacci hash:
+ * consecutive ports and VNIs spread over the slots).
+ */
+static inline __u32 xo_gnv_cache_slot(__u32 key, __u32 bits)
+{
+	return (key * 2654435761u) >> (32 - bits);
+}
+
 /* Every frame xdp_geneve sees lands in exactly one reason, so a frame costs
  * one update of the interface's counters (and one of its VNI's). Userspace
  * derives what it shows: matched (the frame parsed and found its rule or the

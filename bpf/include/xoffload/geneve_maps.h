@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Geneve (RFC 8926) maps of xdp_geneve (the port registry, VNI rules, known
- * option classes, redirect targets, counters) and the per-CPU lookup cache
- * in front of the first three.
+ * option classes, redirect targets, counters) and the per-CPU lookup caches
+ * in front of the first three (one entry each, then the direct-mapped port
+ * and VNI caches).
  */
 #ifndef XOFFLOAD_GENEVE_MAPS_H
 #define XOFFLOAD_GENEVE_MAPS_H
@@ -84,6 +85,20 @@ struct {
 	__type(value, struct xo_gnv_cache);
 } xo_gnv_cache SEC(".maps");	/* not pinned: private to each loaded program */
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XO_GNV_PCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xo_gnv_pcache_entry);
+} xo_gnv_pcache SEC(".maps");	/* not pinned (abi.h) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XO_GNV_VCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xo_gnv_vcache_entry);
+} xo_gnv_vcache SEC(".maps");	/* not pinned (abi.h) */
+
 /* Empties the per-CPU cache when the maps changed since it was filled. */
 static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen)
 {
@@ -99,38 +114,63 @@ static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen
 }
 
 /* Is @port registered? The per-CPU cache answers for the last hit and the
- * last miss.
+ * last miss, the port cache for the ports seen before; the registry for
+ * the rest.
  */
 static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca)
 {
+	struct xo_gnv_pcache_entry *pe;
+	__u32 idx = xo_gnv_cache_slot(port, 6) & (XO_GNV_PCACHE_SLOTS - 1);
+	int ok;
+
 	if (ca->port == port)
 		return 1;
 	if (ca->miss_port == port)
 		return 0;
-	if (!bpf_map_lookup_elem(&xo_gnv_ports, &port)) {
-		ca->miss_port = port;
-		return 0;
+	pe = bpf_map_lookup_elem(&xo_gnv_pcache, &idx);
+	if (pe && pe->tag == ca->gen_tag && pe->port == port) {
+		ok = pe->registered;
+	} else {
+		ok = bpf_map_lookup_elem(&xo_gnv_ports, &port) != NULL;
+		if (pe) {
+			pe->tag = ca->gen_tag;
+			pe->port = port;
+			pe->registered = ok;
+		}
 	}
-	ca->port = port;
-	return 1;
+	if (ok)
+		ca->port = port;
+	else
+		ca->miss_port = port;
+	return ok;
 }
 
 /* The rule of @vni copied into @out; when the VNI has none (returns 0),
  * the default rule (xo_gnv_rules[XO_GNV_VNI_DEFAULT], pass when absent).
- * Each is one map value, replaced whole by userspace.
+ * Each is one map value, replaced whole by userspace. The per-CPU cache
+ * answers for the last VNI, the VNI cache for those seen before.
  */
 static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 					  struct xo_gnv_rule *out)
 {
+	struct xo_gnv_vcache_entry *ve;
 	struct xo_gnv_rule *r;
 	__u32 dflt = XO_GNV_VNI_DEFAULT;
+	__u32 idx = xo_gnv_cache_slot(vni, 11) & (XO_GNV_VCACHE_SLOTS - 1);
 
 	if (ca->vni == vni) {
 		*out = ca->rule;
 		return ca->has_rule;
 	}
-	r = bpf_map_lookup_elem(&xo_gnv_rules, &vni);
+	ve = bpf_map_lookup_elem(&xo_gnv_vcache, &idx);
 	ca->vni = vni;
+	if (ve && ve->tag == ca->gen_tag && ve->vni == vni) {
+		ca->rule = ve->rule;
+		ca->has_rule = ve->has_rule;
+		*out = ca->rule;
+		return ca->has_rule;
+	}
+	r = bpf_map_lookup_elem(&xo_gnv_rules, &vni);
 	ca->has_rule = r != NULL;
 	if (!r)
 		r = bpf_map_lookup_elem(&xo_gnv_rules, &dflt);
@@ -140,6 +180,12 @@ static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 		ca->rule.action = XO_GNV_ACT_PASS;
 		ca->rule.queues = 1;
 		ca->rule.slot = XO_GNV_SLOT_DEFAULT;
+	}
+	if (ve) {
+		ve->tag = ca->gen_tag;
+		ve->vni = vni;
+		ve->has_rule = ca->has_rule;
+		ve->rule = ca->rule;
 	}
 	*out = ca->rule;
 	return ca->has_rule;
