@@ -48,6 +48,33 @@ TEST(SendPacer, UnpacedLooksAtTheClockEveryNthRound)
 	EXPECT_FALSE(p.interrupted());
 }
 
+// Workers' pacers are staggered: the second of two at rate 1/s (the whole
+// rate 2/s) starts half a frame interval later, so the two send at 0 s and
+// 0.5 s, then 1 s and 1.5 s, not two frames at once.
+TEST(SendPacer, APhaseStaggersTheFirstFrame)
+{
+	FakeClock clk;
+	SendConfig c;
+	c.rate = 1.0;
+	c.interval = 0;
+	c.phase = 0.5;
+	SendPacer p(c, clk.fn(), nullptr);
+	clk.t += 0.25;
+	EXPECT_EQ(p.step(0, 1).step, SendPacer::Step::wait);
+	EXPECT_EQ(p.allowed(), 0u);
+	clk.t += 0.5;	// 0.75 s
+	EXPECT_EQ(p.step(0, 1).step, SendPacer::Step::go);
+	EXPECT_EQ(p.allowed(), 1u);
+	clk.t += 0.5;	// 1.25 s: the second frame is due at 1.5 s
+	EXPECT_EQ(p.step(1, 1).step, SendPacer::Step::wait);
+	EXPECT_EQ(p.allowed(), 1u);
+	EXPECT_DOUBLE_EQ(p.until_next(1), 0.25);	// the frame after the first is due at 1.5 s
+	clk.t += 0.5;	// 1.75 s
+	EXPECT_EQ(p.step(1, 1).step, SendPacer::Step::go);
+	EXPECT_EQ(p.allowed(), 2u);
+	EXPECT_LT(p.until_next(1), 0);
+}
+
 struct RateCase {
 	const char *name;
 	double rate, elapsed;

@@ -51,19 +51,25 @@ SendPacer::Tick SendPacer::step(uint64_t frames, unsigned every)
 		last_ = t;
 		next_report_ = t + c_.interval;
 	}
-	if (c_.rate && static_cast<double>(frames) >= *c_.rate * (t - t0_))
+	if (c_.rate && static_cast<double>(frames) + c_.phase >= *c_.rate * (t - t0_))
 		k.step = Step::wait;
 	return k;
 }
 
 uint64_t SendPacer::allowed() const
 {
-	return static_cast<uint64_t>(*c_.rate * (now() - t0_)) + 1;
+	const double a = *c_.rate * (now() - t0_) + 1 - c_.phase;
+	return a > 0 ? static_cast<uint64_t>(a) : 0;
 }
 
 double SendPacer::elapsed() const
 {
 	return now() - t0_;
+}
+
+double SendPacer::until_next(uint64_t frames) const
+{
+	return c_.rate && *c_.rate > 0 ? (static_cast<double>(frames) + c_.phase) / *c_.rate - elapsed() : 0;
 }
 
 namespace {
@@ -76,13 +82,15 @@ std::optional<uint64_t> tx_dropped_now(const Netdev &dev)
 	return std::nullopt;
 }
 
-// One worker's share of a run: the rate split evenly; the count is shared
-// out batch by batch (CountShare), interval reports are the reporting
-// thread's.
-SendConfig share_of(const SendConfig &c, size_t n)
+// Worker @t's share of a run: the rate split evenly among the @n, its
+// pacer t/n of a frame interval behind the first (so the n together start
+// one frame at a time at the whole rate); the count is shared out batch by
+// batch (CountShare), interval reports are the reporting thread's.
+SendConfig share_of(const SendConfig &c, size_t t, size_t n)
 {
 	SendConfig s = c;
 	s.count = UINT64_MAX;
+	s.phase = static_cast<double>(t) / static_cast<double>(n);
 	if (c.rate)
 		s.rate = *c.rate / static_cast<double>(n);
 	s.interval = 0;
@@ -127,12 +135,20 @@ struct Worker {
 	}
 };
 
-// Completion rings drained on a pacer wait.
-SendPacer::Step on_tick(const SendPacer::Tick &k, Worker &w)
+// On a pacer wait: the completion rings drained, and a sleep when the next
+// frame (after @frames) is more than 0.1 ms away (at most 1 ms, so stop
+// requests and reports are seen), instead of spinning a CPU per thread.
+SendPacer::Step on_tick(const SendPacer::Tick &k, Worker &w, const SendPacer &pacer, uint64_t frames)
 {
-	if (k.step == SendPacer::Step::wait)
-		for (auto *s : w.socks)
-			s->complete();
+	if (k.step != SendPacer::Step::wait)
+		return k.step;
+	for (auto *s : w.socks)
+		s->complete();
+	if (const double gap = pacer.until_next(frames); gap > 1e-4) {
+		const double nap = std::min(gap - 5e-5, 1e-3);
+		const timespec ts{0, static_cast<long>(nap * 1e9)};
+		nanosleep(&ts, nullptr);
+	}
 	return k.step;
 }
 
@@ -186,7 +202,7 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 			Worker w{e, plan.socks[t], {}, board, count, t};
 			for (size_t i : plan.socks[t])
 				w.socks.push_back(&e.socks[i]);
-			const SendConfig share = share_of(c, n);
+			const SendConfig share = share_of(c, t, n);
 			SendPacer pacer(share, hooks.clock, stop);
 			WorkerResult &r = out[t];
 			r = loop(w, pacer, share);
@@ -242,7 +258,7 @@ WorkerResult send_frames_on(Worker &w, SendPacer &pacer, const SendConfig &c, co
 
 	while (!w.count.done()) {
 		w.poll([len](const Totals &x) { return x.packets * len; });
-		auto st = on_tick(pacer.step(queued, 64), w);
+		auto st = on_tick(pacer.step(queued, 64), w, pacer, queued);
 		if (st == SendPacer::Step::stop)
 			break;
 		if (st == SendPacer::Step::wait)
@@ -308,7 +324,7 @@ WorkerResult send_segmented_on(Worker &w, SendPacer &pacer, std::span<const std:
 
 	while (!w.count.done()) {
 		w.poll([&](const Totals &) { return bytes; });
-		auto st = on_tick(pacer.step(segs, 16), w);
+		auto st = on_tick(pacer.step(segs, 16), w, pacer, segs);
 		if (st == SendPacer::Step::stop)
 			break;
 		if (st == SendPacer::Step::wait)

@@ -37,6 +37,10 @@ struct SendConfig {
 	double interval = 1.0;		// seconds between interval reports; <= 0: none
 	uint32_t batch = 64;		// descriptors per socket per round (plain loop)
 	std::vector<int> cpus;		// one worker thread per CPU, pinned; empty: one per queue, unpinned
+	// With a rate: how far into its first frame interval a pacer starts
+	// (0..1): the workers' pacers are staggered so that together they
+	// start one frame at a time instead of one frame each at once.
+	double phase = 0;
 };
 
 // What the loops ask of their caller; every member may be empty.
@@ -66,6 +70,8 @@ public:
 	// Frames the rate allows now (with one in hand); needs a rate.
 	uint64_t allowed() const;
 	double elapsed() const;		// seconds since construction
+	// With a rate: seconds until the frame after @frames is due (<= 0: now).
+	double until_next(uint64_t frames) const;
 	bool interrupted() const { return interrupted_; }
 
 private:
