@@ -41,10 +41,10 @@ TEST(SendPacer, UnpacedLooksAtTheClockEveryNthRound)
 	c.interval = 0;
 	SendPacer p(c, clk.fn(), nullptr);
 	clk.t += 5;	// the duration is long over, but only every 4th round looks
-	EXPECT_EQ(p.step(0, 4).step, SendPacer::Step::go);
-	EXPECT_EQ(p.step(0, 4).step, SendPacer::Step::go);
-	EXPECT_EQ(p.step(0, 4).step, SendPacer::Step::go);
-	EXPECT_EQ(p.step(0, 4).step, SendPacer::Step::stop);
+	EXPECT_EQ(p.step(0, 4), SendPacer::Step::go);
+	EXPECT_EQ(p.step(0, 4), SendPacer::Step::go);
+	EXPECT_EQ(p.step(0, 4), SendPacer::Step::go);
+	EXPECT_EQ(p.step(0, 4), SendPacer::Step::stop);
 	EXPECT_FALSE(p.interrupted());
 }
 
@@ -60,17 +60,17 @@ TEST(SendPacer, APhaseStaggersTheFirstFrame)
 	c.phase = 0.5;
 	SendPacer p(c, clk.fn(), nullptr);
 	clk.t += 0.25;
-	EXPECT_EQ(p.step(0, 1).step, SendPacer::Step::wait);
+	EXPECT_EQ(p.step(0, 1), SendPacer::Step::wait);
 	EXPECT_EQ(p.allowed(), 0u);
 	clk.t += 0.5;	// 0.75 s
-	EXPECT_EQ(p.step(0, 1).step, SendPacer::Step::go);
+	EXPECT_EQ(p.step(0, 1), SendPacer::Step::go);
 	EXPECT_EQ(p.allowed(), 1u);
 	clk.t += 0.5;	// 1.25 s: the second frame is due at 1.5 s
-	EXPECT_EQ(p.step(1, 1).step, SendPacer::Step::wait);
+	EXPECT_EQ(p.step(1, 1), SendPacer::Step::wait);
 	EXPECT_EQ(p.allowed(), 1u);
 	EXPECT_DOUBLE_EQ(p.until_next(1), 0.25);	// the frame after the first is due at 1.5 s
 	clk.t += 0.5;	// 1.75 s
-	EXPECT_EQ(p.step(1, 1).step, SendPacer::Step::go);
+	EXPECT_EQ(p.step(1, 1), SendPacer::Step::go);
 	EXPECT_EQ(p.allowed(), 2u);
 	EXPECT_LT(p.until_next(1), 0);
 }
@@ -95,7 +95,7 @@ TEST_P(SendPacerRate, WaitsWhenAheadOfTheRate)
 	SendPacer p(c, clk.fn(), nullptr);
 	clk.t += r.elapsed;
 	// pacing looks at the clock every round, whatever @every says
-	EXPECT_EQ(p.step(r.frames, 1000).step, r.want);
+	EXPECT_EQ(p.step(r.frames, 1000), r.want);
 	EXPECT_EQ(p.allowed(), r.allowed);
 }
 
@@ -118,9 +118,7 @@ TEST(SendPacer, StopRequestInterruptsBeforeAnythingElse)
 	SendPacer p(c, clk.fn(), [&] { return stop; });
 	clk.t += 2;
 	stop = true;
-	auto k = p.step(0, 1);
-	EXPECT_EQ(k.step, SendPacer::Step::stop);
-	EXPECT_FALSE(k.report);	// stopping reports nothing: the summary does
+	EXPECT_EQ(p.step(0, 1), SendPacer::Step::stop);
 	EXPECT_TRUE(p.interrupted());
 }
 
@@ -132,59 +130,11 @@ TEST(SendPacer, DurationStopsWithoutInterrupt)
 	c.interval = 0;
 	SendPacer p(c, clk.fn(), [] { return false; });
 	clk.t += 2.4;
-	EXPECT_EQ(p.step(0, 1).step, SendPacer::Step::go);
+	EXPECT_EQ(p.step(0, 1), SendPacer::Step::go);
 	clk.t += 0.1;
-	EXPECT_EQ(p.step(0, 1).step, SendPacer::Step::stop);
+	EXPECT_EQ(p.step(0, 1), SendPacer::Step::stop);
 	EXPECT_FALSE(p.interrupted());
 	EXPECT_DOUBLE_EQ(p.elapsed(), 2.5);
-}
-
-TEST(SendPacer, ReportsEveryIntervalWithTheTimeSinceTheLast)
-{
-	FakeClock clk;
-	SendConfig c;
-	c.interval = 1.0;
-	SendPacer p(c, clk.fn(), nullptr);
-	const struct {
-		double advance;
-		bool report;
-		double dt;
-	} steps[] = {{0.5, false, 0}, {0.6, true, 1.1}, {0.5, false, 0}, {0.5, true, 1.0}, {3.0, true, 3.0}};
-	for (const auto &s : steps) {
-		clk.t += s.advance;
-		auto k = p.step(0, 1);
-		EXPECT_EQ(k.step, SendPacer::Step::go);
-		EXPECT_EQ(k.report, s.report) << "at +" << clk.t - 100;
-		if (s.report) {
-			EXPECT_NEAR(k.dt, s.dt, 1e-9);
-		}
-	}
-}
-
-TEST(SendPacer, ReportComesWithTheWait)
-{
-	FakeClock clk;
-	SendConfig c;
-	c.interval = 1.0;
-	c.rate = 10;
-	SendPacer p(c, clk.fn(), nullptr);
-	clk.t += 1.0;
-	auto k = p.step(50, 1);	// 50 frames in 1 s at 10/s: far ahead
-	EXPECT_EQ(k.step, SendPacer::Step::wait);
-	EXPECT_TRUE(k.report);
-	EXPECT_NEAR(k.dt, 1.0, 1e-9);
-}
-
-TEST(SendPacer, NoIntervalNeverReports)
-{
-	FakeClock clk;
-	SendConfig c;
-	c.interval = 0;
-	SendPacer p(c, clk.fn(), nullptr);
-	for (int i = 0; i < 10; i++) {
-		clk.t += 100;
-		EXPECT_FALSE(p.step(0, 1).report);
-	}
 }
 
 // ---- TX plan --------------------------------------------------------------------
@@ -677,6 +627,34 @@ TEST(CountShare, ThreadsTogetherTakeExactlyTheCount)
 	unlimited.commit(64, 10);
 	EXPECT_FALSE(unlimited.done());
 	EXPECT_EQ(unlimited.committed(), 10u);
+}
+
+// The reporting thread's ticks come at any time: a report is due an
+// interval after the last one, with the seconds since it.
+TEST(IntervalReports, ReportsEveryIntervalWithTheTimeSinceTheLast)
+{
+	TotalsBoard board(1);
+	board.finish(0, Totals{});
+	double now = 100.0, dt = 0;
+	bool reported = false;
+	IntervalReports r(board, 1.0, now, [&](const Totals &, const Totals &, double d) {
+		reported = true;
+		dt = d;
+	});
+	const struct {
+		double advance;
+		bool report;
+		double dt;
+	} steps[] = {{0.5, false, 0}, {0.6, true, 1.1}, {0.5, false, 0}, {0.5, true, 1.0}, {3.0, true, 3.0}};
+	for (const auto &s : steps) {
+		now += s.advance;
+		reported = false;
+		r.tick(now);
+		EXPECT_EQ(reported, s.report) << "at +" << now - 100;
+		if (s.report) {
+			EXPECT_NEAR(dt, s.dt, 1e-9);
+		}
+	}
 }
 
 TEST(Totals, AddTotalsCounterByCounter)

@@ -103,15 +103,8 @@ struct RecvShared {
 	explicit RecvShared(uint64_t count) : count(count) {}
 	CountShare count;
 	std::atomic<bool> stop{false};
-	std::atomic<int64_t> last_rx_ns{0};
+	std::atomic<double> last_rx{0};	// monotonic_seconds(); 0: none yet
 };
-
-int64_t now_ns()
-{
-	timespec ts{};
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // One worker: its sockets' RX rings drained, refilled and woken until the
 // count is reached or the reporting thread says stop.
@@ -173,7 +166,7 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 			s.refill();
 		}
 		if (any)
-			sh.last_rx_ns.store(now_ns(), std::memory_order_relaxed);
+			sh.last_rx.store(monotonic_seconds(), std::memory_order_relaxed);
 		if (sh.count.done()) {
 			sh.stop.store(true);
 			break;
@@ -211,7 +204,7 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 			if (sh.stop.load())
 				return;
 			const double now = monotonic_seconds();
-			const int64_t last_rx = sh.last_rx_ns.load(std::memory_order_relaxed);
+			const double last_rx = sh.last_rx.load(std::memory_order_relaxed);
 			bool end = false;
 			if (hooks.stop && hooks.stop()) {
 				res.interrupted = true;
@@ -222,7 +215,7 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 			}
 			if (c.duration && now - t0 >= *c.duration)
 				end = true;
-			if (c.idle && last_rx > 0 && static_cast<double>(now_ns() - last_rx) / 1e9 >= *c.idle)
+			if (c.idle && last_rx > 0 && now - last_rx >= *c.idle)
 				end = true;
 			if (end) {
 				sh.stop.store(true);

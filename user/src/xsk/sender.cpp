@@ -21,8 +21,6 @@ SendPacer::SendPacer(const SendConfig &c, std::function<double()> clock, std::fu
 	: c_(c), clock_(std::move(clock)), stop_(std::move(stop))
 {
 	t0_ = now();
-	next_report_ = c_.interval > 0 ? t0_ + c_.interval : INFINITY;
-	last_ = t0_;
 }
 
 double SendPacer::now() const
@@ -30,30 +28,20 @@ double SendPacer::now() const
 	return clock_ ? clock_() : monotonic_seconds();
 }
 
-SendPacer::Tick SendPacer::step(uint64_t frames, unsigned every)
+SendPacer::Step SendPacer::step(uint64_t frames, unsigned every)
 {
-	Tick k;
 	if ((++loops_ % every) != 0 && !c_.rate)
-		return k;
-	double t = now();
+		return Step::go;
+	const double t = now();
 	if (stop_ && stop_()) {
 		interrupted_ = true;
-		k.step = Step::stop;
-		return k;
+		return Step::stop;
 	}
-	if (c_.duration && t - t0_ >= *c_.duration) {
-		k.step = Step::stop;
-		return k;
-	}
-	if (t >= next_report_) {
-		k.report = true;
-		k.dt = t - last_;
-		last_ = t;
-		next_report_ = t + c_.interval;
-	}
+	if (c_.duration && t - t0_ >= *c_.duration)
+		return Step::stop;
 	if (c_.rate && static_cast<double>(frames) + c_.phase >= *c_.rate * (t - t0_))
-		k.step = Step::wait;
-	return k;
+		return Step::wait;
+	return Step::go;
 }
 
 uint64_t SendPacer::allowed() const
@@ -85,7 +73,7 @@ std::optional<uint64_t> tx_dropped_now(const Netdev &dev)
 // Worker @t's share of a run: the rate split evenly among the @n, its
 // pacer t/n of a frame interval behind the first (so the n together start
 // one frame at a time at the whole rate); the count is shared out batch by
-// batch (CountShare), interval reports are the reporting thread's.
+// batch (CountShare).
 SendConfig share_of(const SendConfig &c, size_t t, size_t n)
 {
 	SendConfig s = c;
@@ -93,7 +81,6 @@ SendConfig share_of(const SendConfig &c, size_t t, size_t n)
 	s.phase = static_cast<double>(t) / static_cast<double>(n);
 	if (c.rate)
 		s.rate = *c.rate / static_cast<double>(n);
-	s.interval = 0;
 	return s;
 }
 
@@ -138,10 +125,10 @@ struct Worker {
 // On a pacer wait: the completion rings drained, and a sleep when the next
 // frame (after @frames) is more than 0.1 ms away (at most 1 ms, so stop
 // requests and reports are seen), instead of spinning a CPU per thread.
-SendPacer::Step on_tick(const SendPacer::Tick &k, Worker &w, const SendPacer &pacer, uint64_t frames)
+SendPacer::Step on_tick(SendPacer::Step step, Worker &w, const SendPacer &pacer, uint64_t frames)
 {
-	if (k.step != SendPacer::Step::wait)
-		return k.step;
+	if (step != SendPacer::Step::wait)
+		return step;
 	for (auto *s : w.socks)
 		s->complete();
 	if (const double gap = pacer.until_next(frames); gap > 1e-4) {
@@ -149,7 +136,7 @@ SendPacer::Step on_tick(const SendPacer::Tick &k, Worker &w, const SendPacer &pa
 		const timespec ts{0, static_cast<long>(nap * 1e9)};
 		nanosleep(&ts, nullptr);
 	}
-	return k.step;
+	return step;
 }
 
 // Drains the completion rings of @socks (as long as completions keep
@@ -220,6 +207,8 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 	if (!st)
 		return st.error();
 	SendResult r;
+	r.totals = sum(e, false);
+	r.totals.bytes = 0;
 	e.threads.clear();
 	for (size_t t = 0; t < n; t++) {
 		if (out[t].err)
@@ -233,9 +222,6 @@ Result<SendResult> run_workers(Engine &e, const Netdev &dev, const SendConfig &c
 		tt.totals.bytes = out[t].bytes;
 		e.threads.push_back(std::move(tt));
 	}
-	const uint64_t bytes = r.totals.bytes;
-	r.totals = sum(e, false);
-	r.totals.bytes = bytes;
 	if (tx_dropped0)
 		if (auto now = tx_dropped_now(dev))
 			r.totals.dev_tx_dropped = counter_delta(*tx_dropped0, *now);

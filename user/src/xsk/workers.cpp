@@ -185,8 +185,7 @@ void TotalsBoard::finish(size_t t, const Totals &final)
 Totals TotalsBoard::collect(double wait)
 {
 	const uint64_t want = round_.fetch_add(1, std::memory_order_acq_rel) + 1;
-	timespec t0{};
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	const double t0 = monotonic_seconds();
 	for (;;) {
 		bool all = true;
 		for (size_t t = 0; t < n_; t++)
@@ -194,9 +193,7 @@ Totals TotalsBoard::collect(double wait)
 				      slots_[t].seen.load(std::memory_order_acquire) >= want);
 		if (all)
 			break;
-		timespec now{};
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (static_cast<double>(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= wait)
+		if (monotonic_seconds() - t0 >= wait)
 			break;
 		const timespec nap{0, 200 * 1000};
 		nanosleep(&nap, nullptr);

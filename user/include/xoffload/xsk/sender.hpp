@@ -51,22 +51,17 @@ struct SendHooks {
 	std::function<double()> clock;	// monotonic seconds; monotonic_seconds() when empty (thread-safe)
 };
 
-// Rate, duration, stop request and interval reports of a send loop, on an
-// injected clock. Not thread-safe; no allocation after construction.
+// Rate, duration and stop request of a send loop, on an injected clock
+// (interval reports are the reporting thread's: IntervalReports in
+// workers.hpp). Not thread-safe; no allocation after construction.
 class SendPacer {
 public:
 	SendPacer(const SendConfig &c, std::function<double()> clock, std::function<bool()> stop);
 
 	enum class Step { go, wait, stop };
-	struct Tick {
-		Step step = Step::go;
-		bool report = false;	// an interval report is due, dt seconds after the last
-		double dt = 0;
-	};
 	// Called every round with the frames the rate applies to; looks at the
-	// clock every @every rounds (every round when pacing). The report comes
-	// before a wait: a caller reports, then waits.
-	Tick step(uint64_t frames, unsigned every);
+	// clock every @every rounds (every round when pacing).
+	Step step(uint64_t frames, unsigned every);
 	// Frames the rate allows now (with one in hand); needs a rate.
 	uint64_t allowed() const;
 	double elapsed() const;		// seconds since construction
@@ -79,7 +74,7 @@ private:
 	SendConfig c_;
 	std::function<double()> clock_;
 	std::function<bool()> stop_;
-	double t0_, next_report_, last_;
+	double t0_;
 	bool interrupted_ = false;
 	uint64_t loops_ = 0;
 };
