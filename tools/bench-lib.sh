@@ -1,7 +1,54 @@
 # SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
-# Shared by the veth benches (bench-threads, bench-e2e): the TC counting sink
-# (bench/progs/xo_bench_sink.bpf.c) on an interface of a namespace. Sourced;
-# needs $build (the build tree, where bpf/xo_bench_sink.bpf.o is).
+# Shared by the veth benches (bench-xsk, bench-threads, bench-e2e): their
+# throwaway testbed, the TC counting sink (bench/progs/xo_bench_sink.bpf.c)
+# on an interface of a namespace, reading offload-tool's JSON summary, and
+# the median. Sourced; needs $root (the source tree) and $build (the build
+# tree, where bpf/xo_bench_sink.bpf.o is).
+
+# bench_testbed PREFIX [testbed up options]: a testbed named PREFIX<pid>
+# and a scratch directory $tmp, both taken down on exit, with the receivers
+# still in the background killed first (they would keep the namespace).
+# The trap is set before either exists, so a Ctrl-C at any point takes down
+# what was made. Sets the testbed's variables (XO_NS_A, ...); defines inA
+# and inB (run a command in namespace A or B).
+bench_testbed() {
+	name=$1$$ tmp=
+	shift
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM HUP
+	tmp=$(mktemp -d)
+	# eval of a failed command substitution would succeed on the empty string
+	testbed=$("$root/tools/testbed" up --name "$name" "$@") || exit 1
+	eval "$testbed"
+	inA() { nsenter --net="/run/netns/$XO_NS_A" "$@"; }
+	inB() { nsenter --net="/run/netns/$XO_NS_B" "$@"; }
+}
+
+bench_cleanup() {
+	local p
+	# a second signal (another Ctrl-C, or the group's copy of the first)
+	# would run `exit` again and end the cleanup halfway
+	trap '' INT TERM HUP
+	for p in $(jobs -p); do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	"$root/tools/testbed" down "$name" >/dev/null 2>&1 || true
+	[[ -z $tmp ]] || rm -rf "${tmp:?}"
+}
+
+# wait_ready FILE PATTERN: waits (5 s at most) until a receiver's output
+# shows it is in place, so the sender starts only then and set-up time is
+# never counted as lost traffic. 1 on time-out.
+wait_ready() {
+	local i
+	for ((i = 0; i < 500; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+# median: of the numbers on stdin, one per line
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # sink_attach NS IF: clsact on IF, the sink on its ingress (direct action).
 sink_attach() {
