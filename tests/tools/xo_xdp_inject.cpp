@@ -17,6 +17,7 @@
 #include <net/if.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "packet_builder.hpp"
 
 namespace {
 
@@ -38,41 +41,6 @@ int die(const std::string &what, int err)
 {
 	std::fprintf(stderr, "xo-xdp-inject: %s: %s\n", what.c_str(), std::strerror(err));
 	return 1;
-}
-
-// A @size-byte Ethernet/IPv4/UDP frame to @mac from 198.18.0.1:40001 to
-// 198.18.0.2:40002 (the IPv4 header checksum filled in).
-std::vector<uint8_t> frame(const uint8_t mac[6], unsigned size)
-{
-	std::vector<uint8_t> f(size, 0);
-	std::memcpy(f.data(), mac, 6);
-	const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x0a};
-	std::memcpy(f.data() + 6, src, 6);
-	f[12] = 0x08;
-	uint8_t *ip = f.data() + 14;
-	ip[0] = 0x45;
-	ip[2] = static_cast<uint8_t>((size - 14) >> 8);
-	ip[3] = static_cast<uint8_t>(size - 14);
-	ip[8] = 64;
-	ip[9] = 17;
-	const uint8_t s[4] = {198, 18, 0, 1}, d[4] = {198, 18, 0, 2};
-	std::memcpy(ip + 12, s, 4);
-	std::memcpy(ip + 16, d, 4);
-	uint32_t sum = 0;
-	for (int i = 0; i < 20; i += 2)
-		sum += static_cast<uint32_t>(ip[i] << 8 | ip[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip[10] = static_cast<uint8_t>(~sum >> 8);
-	ip[11] = static_cast<uint8_t>(~sum);
-	uint8_t *udp = ip + 20;
-	udp[0] = 40001 >> 8;
-	udp[1] = 40001 & 0xff;
-	udp[2] = 40002 >> 8;
-	udp[3] = 40002 & 0xff;
-	udp[4] = static_cast<uint8_t>((size - 34) >> 8);
-	udp[5] = static_cast<uint8_t>(size - 34);
-	return f;
 }
 
 } // namespace
@@ -105,7 +73,11 @@ int main(int argc, char **argv)
 	const int fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return die("opening XDP program " + std::to_string(id), errno);
-	std::vector<uint8_t> f = frame(mac, static_cast<unsigned>(size));
+	// a UDP frame to @mac from 198.18.0.1:40001 to 198.18.0.2:40002
+	using namespace xoffload::test;
+	Mac dst;
+	std::copy(std::begin(mac), std::end(mac), dst.begin());
+	const Bytes f = PacketBuilder().eth(dst, kMacA).ipv4(kIpA, kIpB).udp(kPortA, kPortB).payload(size - 42).build();
 	xdp_md ctx{};
 	ctx.data_end = static_cast<__u32>(f.size());
 	ctx.ingress_ifindex = ifindex;
