@@ -130,11 +130,35 @@ TEST(Csum, CopyWithSourceAndDestinationAlignedDifferently)
 	EXPECT_GE(tried, 1);
 }
 
-TEST(Csum, AllOnesDoesNotOverflowLanes)
+// All ones and all zeros are the lanes' largest positive and negative
+// biased words, over several accumulation chunks.
+TEST(Csum, ExtremeWordsDoNotOverflowLanes)
 {
-	std::vector<uint8_t> src(2 * 1024 * 1024 + 7, 0xff), dst(src.size());
-	for_each_impl([&](CsumImpl impl) {
-		uint32_t s = csum_copy(dst.data(), src.data(), src.size());
-		EXPECT_EQ(csum_fold16(s), reference(src.data(), src.size())) << to_string(impl);
-	});
+	for (uint8_t fill : {uint8_t{0xff}, uint8_t{0x00}}) {
+		std::vector<uint8_t> src(2 * 1024 * 1024 + 7, fill), dst(src.size());
+		for_each_impl([&](CsumImpl impl) {
+			uint32_t s = csum_copy(dst.data(), src.data(), src.size(), 0x1234);
+			EXPECT_EQ(csum_fold16(s), reference(src.data(), src.size(), 0x1234))
+				<< to_string(impl) << " fill " << int{fill};
+			s = csum_partial(src.data(), src.size(), 0x1234);
+			EXPECT_EQ(csum_fold16(s), reference(src.data(), src.size(), 0x1234))
+				<< to_string(impl) << " fill " << int{fill};
+		});
+	}
+}
+
+// The inline header sum: every multiple-of-4 length a header has, at odd
+// and even addresses, random and extreme bytes.
+TEST(Csum, HeaderSumMatchesReference)
+{
+	std::mt19937 rng(13);
+	std::vector<uint8_t> buf(64 + 3);
+	for (int round = 0; round < 200; round++) {
+		for (auto &b : buf)
+			b = round == 0 ? 0xff : round == 1 ? 0 : static_cast<uint8_t>(rng());
+		for (size_t at : {0, 1, 2, 3})
+			for (size_t len = 0; len <= 64; len += 4)
+				ASSERT_EQ(csum_fold16(csum_hdr(buf.data() + at, len)), reference(buf.data() + at, len))
+					<< "len " << len << " at " << at << " round " << round;
+	}
 }

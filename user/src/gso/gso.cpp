@@ -95,7 +95,7 @@ GsoError check_geneve(const GeneveEncap &g, Plan &pl)
 void build_copied_options(Plan &pl)
 {
 	const Parsed &p = pl.p;
-	const std::byte *o = p.hdr.data() + p.l3_off + 20;
+	const std::byte *o = p.hdr + p.l3_off + 20;
 	size_t n = p.l3_len - 20, out = 0;
 	for (size_t i = 0; i < n;) {
 		uint8_t t = std::to_integer<uint8_t>(o[i]);
@@ -132,10 +132,11 @@ size_t ip_hdr_len(const Plan &pl, size_t k)
 }
 
 // Headers and payload of frame k: inner header bytes, payload bytes.
-inline void frame_shape(const Plan &pl, size_t k, size_t &hdr, size_t &data)
+// fragment: pl.fragment, or false where the caller knows it is.
+inline void frame_shape(const Plan &pl, size_t k, size_t &hdr, size_t &data, bool fragment)
 {
 	const Parsed &p = pl.p;
-	if (!pl.fragment) {
+	if (!fragment) {
 		size_t off = k * pl.step;
 		data = p.payload_len - off < pl.step ? p.payload_len - off : pl.step;
 		if (pl.nframes == 1)
@@ -215,13 +216,13 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 		return GsoError::ok;
 	// frame 0 is the largest (its headers are the longest, its data a full step)
 	size_t hdr0, data0;
-	frame_shape(pl, 0, hdr0, data0);
+	frame_shape(pl, 0, hdr0, data0, pl.fragment);
 	bool fits = true;
 	for (size_t k = 0; k < pl.nframes; k++)
 		fits &= out[k].cap >= pl.outer_len + hdr0 + data0 && out[k].data;
 	for (size_t k = 0; k < pl.nframes && !fits; k++) {
 		size_t hdr, data;
-		frame_shape(pl, k, hdr, data);
+		frame_shape(pl, k, hdr, data, pl.fragment);
 		if (pl.outer_len + hdr + data > out[k].cap || !out[k].data)
 			return out[k].cap < pl.outer_len + hdr + 1 ? GsoError::buffer_too_small : GsoError::mss_too_large;
 	}
@@ -249,21 +250,21 @@ int errno_of(GsoError e)
 // Pseudo-header sum for an L4 length (RFC 793 / RFC 8200 8.1).
 uint32_t pseudo_sum(const std::byte *ip, bool ipv6, uint8_t proto, size_t l4_len)
 {
-	uint32_t s = ipv6 ? csum_partial(ip + 8, 32) : csum_partial(ip + 12, 8);
+	uint32_t s = ipv6 ? csum_hdr(ip + 8, 32) : csum_hdr(ip + 12, 8);
 	return csum_fold16(uint64_t{s} + proto + (l4_len & 0xffff) + (l4_len >> 16));
 }
 
 void ipv4_fix_csum(std::byte *ip, size_t ihl)
 {
 	st16(ip + 10, 0);
-	st16(ip + 10, csum_finish(csum_partial(ip, ihl)));
+	st16(ip + 10, csum_finish(csum_hdr(ip, ihl)));
 }
 
 // MACs, inserted tags, the rest of the input's L2. Returns bytes written.
 size_t write_l2(const Plan &pl, const GsoRequest &req, std::byte *f)
 {
 	const Parsed &p = pl.p;
-	std::memcpy(f, p.hdr.data(), kMacLen);
+	std::memcpy(f, p.hdr, kMacLen);
 	size_t off = kMacLen;
 	if (!req.geneve) {
 		for (unsigned t = 0; t < req.ntags; t++) {
@@ -274,7 +275,7 @@ size_t write_l2(const Plan &pl, const GsoRequest &req, std::byte *f)
 			off += kVlanLen;
 		}
 	}
-	std::memcpy(f + off, p.hdr.data() + kMacLen, p.l2_len - kMacLen);
+	std::memcpy(f + off, p.hdr + kMacLen, p.l2_len - kMacLen);
 	return off + p.l2_len - kMacLen;
 }
 
@@ -335,46 +336,31 @@ void write_geneve(const Plan &pl, const GsoRequest &req, std::byte *o, size_t in
 		std::memcpy(gh + kGeneveHdr, g.options.data(), pl.geneve_opt);
 	if (g.udp_csum) {
 		uint32_t s = pseudo_sum(ip, g.ipv6, kProtoUdp, udp_len);
-		s = csum_add(s, csum_partial(udp, 8 + gen_len));
+		s = csum_add(s, csum_hdr(udp, 8 + gen_len));
 		s = csum_add(s, inner_sum, 8 + gen_len);
 		uint16_t c = csum_finish(s);
 		st16(udp + 6, c ? c : 0xffff);
 	}
 }
 
-} // namespace
-
-int gso_count(std::span<const std::span<const std::byte>> input, const GsoRequest &req, GsoError *why) noexcept
+// Writes the frames of a plan. Plain: TSO/USO without Geneve, the common
+// case, where the compiler drops every fragment and Geneve branch from the
+// per-frame loop.
+template <bool Plain>
+int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
-	Input in(input);
-	Plan pl;
-	GsoError e = make_plan(in, req, pl, SIZE_MAX, {});
-	if (why)
-		*why = e;
-	return e == GsoError::ok ? static_cast<int>(pl.nframes) : errno_of(e);
-}
-
-int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequest &req, std::span<GsoFrame> out,
-		GsoError *why) noexcept
-{
-	Input in(input);
-	Plan pl;
-	GsoError e = make_plan(in, req, pl, out.size(), out);
-	if (why)
-		*why = e;
-	if (e != GsoError::ok)
-		return errno_of(e);
-
+	const bool fragment = !Plain && pl.fragment;
+	const GeneveEncap *const geneve = Plain ? nullptr : req.geneve;
 	const Parsed &p = pl.p;
-	const bool partial = req.csum == CsumMode::tx_metadata && !pl.fragment;
+	const bool partial = req.csum == CsumMode::tx_metadata && !fragment;
 	const bool tcp = p.l4_proto == kProtoTcp;
 	const size_t check_off = tcp ? 16 : 6;
-	const uint32_t hash = req.geneve || (pl.fragment && p.ipv6) ? flow_hash(p) : 0;
+	const uint32_t hash = geneve || (fragment && p.ipv6) ? flow_hash(p) : 0;
 	// the payload sum is needed unless the NIC does the L4 checksum and no
 	// outer checksum depends on it
-	const bool want_sum = !partial || (req.geneve && req.geneve->udp_csum);
-	const uint16_t id0 = p.ipv6 ? 0 : ld16(p.hdr.data() + p.l3_off + 4);
-	const uint32_t seq0 = tcp ? ld32(p.hdr.data() + p.l4_off + 4) : 0;
+	const bool want_sum = !partial || (geneve && geneve->udp_csum);
+	const uint16_t id0 = p.ipv6 ? 0 : ld16(p.hdr + p.l3_off + 4);
+	const uint32_t seq0 = tcp ? ld32(p.hdr + p.l4_off + 4) : 0;
 
 	// UFO: the UDP checksum covers every fragment; patched into the first at the end
 	uint32_t ufo_sum = 0;
@@ -395,43 +381,43 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	uint8_t tcp_flags = 0;
 	// Geneve without an outer checksum: the outer headers are a template too,
 	// with the outer IPv4 checksum patched from a sum taken once
-	const bool outer_tmpl = req.geneve && !req.geneve->udp_csum;
+	const bool outer_tmpl = geneve && !geneve->udp_csum;
 	size_t o_ip = kMacLen + req.ntags * kVlanLen + 2, o_udp = 0;
 	uint32_t o_base = 0;
 	if (outer_tmpl) {
 		write_geneve(pl, req, otmpl, 0, 0, 0, hash);
 		std::byte *oip = otmpl + o_ip;
-		o_udp = o_ip + (req.geneve->ipv6 ? 40 : 20);
+		o_udp = o_ip + (geneve->ipv6 ? 40 : 20);
 		st16(otmpl + o_udp + 4, 0);
-		if (req.geneve->ipv6) {
+		if (geneve->ipv6) {
 			st16(oip + 4, 0);
 		} else {
 			st16(oip + 2, 0);
 			st16(oip + 4, 0);
 			st16(oip + 10, 0);
-			o_base = csum_partial(oip, 20);
+			o_base = csum_hdr(oip, 20);
 		}
 	}
 	// UFO: fragments after the first share L2 + IP (+ fragment header); only
 	// the length and offset differ
 	size_t f_l3 = 0, f_len = 0;
 	uint32_t f_base = 0;
-	if (pl.fragment && pl.nframes > 1) {
+	if (fragment && pl.nframes > 1) {
 		f_l3 = write_l2(pl, req, tmpl);
 		std::byte *ip = tmpl + f_l3;
 		size_t ihl = ip_hdr_len(pl, 1);
 		f_len = f_l3 + ihl;
 		if (!p.ipv6) {
-			std::memcpy(ip, p.hdr.data() + p.l3_off, 20);
+			std::memcpy(ip, p.hdr + p.l3_off, 20);
 			std::memcpy(ip + 20, pl.v4_copied_opts.data(), pl.v4_copied_len);
 			ip[0] = std::byte(static_cast<uint8_t>(0x40 | ihl / 4));
 			st16(ip + 2, 0);
 			st16(ip + 6, 0);
 			st16(ip + 10, 0);
-			f_base = csum_partial(ip, ihl);
+			f_base = csum_hdr(ip, ihl);
 		} else {
 			size_t unfrag = p.ip6_unfrag_len;
-			std::memcpy(ip, p.hdr.data() + p.l3_off, unfrag);
+			std::memcpy(ip, p.hdr + p.l3_off, unfrag);
 			std::byte orig_next = p.hdr[p.ip6_unfrag_next_off];
 			ip[p.ip6_unfrag_next_off - p.l3_off] = std::byte{kProtoFrag};
 			st16(ip + 4, 0);
@@ -442,22 +428,22 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 			st32(fh + 4, req.ipv6_frag_id ? req.ipv6_frag_id : (hash | 1));
 		}
 	}
-	if (!pl.fragment) {
+	if (!fragment) {
 		t_l3 = write_l2(pl, req, tmpl);
 		t_l4 = t_l3 + p.l3_len;
 		tmpl_len = t_l4 + p.l4_len;
-		std::memcpy(tmpl + t_l3, p.hdr.data() + p.l3_off, p.l3_len + p.l4_len);
+		std::memcpy(tmpl + t_l3, p.hdr + p.l3_off, p.l3_len + p.l4_len);
 		std::byte *ip = tmpl + t_l3, *l4 = tmpl + t_l4;
 		if (p.ipv6) {
 			st16(ip + 4, 0);
-			ph_base = csum_partial(ip + 8, 32);
+			ph_base = csum_hdr(ip + 8, 32);
 		} else {
 			st16(ip + 2, 0);
 			if (!req.fixed_ipid && pl.nframes > 1)
 				st16(ip + 4, 0);
 			st16(ip + 10, 0);
-			ip_base = csum_partial(ip, p.l3_len);
-			ph_base = csum_partial(ip + 12, 8);
+			ip_base = csum_hdr(ip, p.l3_len);
+			ph_base = csum_hdr(ip + 12, 8);
 		}
 		ph_base = csum_add32(ph_base, p.l4_proto);
 		if (tcp) {
@@ -468,25 +454,25 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 			st16(l4 + 4, 0);
 		}
 		st16(l4 + check_off, 0);
-		l4_base = csum_partial(l4, p.l4_len);
+		l4_base = csum_hdr(l4, p.l4_len);
 	}
 
 	for (size_t k = 0; k < pl.nframes; k++) {
 		GsoFrame &fr = out[k];
 		size_t hdr_len, data_len;
-		frame_shape(pl, k, hdr_len, data_len);
+		frame_shape(pl, k, hdr_len, data_len, fragment);
 		std::byte *f = fr.data + pl.outer_len;
 		// the frame's inner header template (TSO/USO, or a UFO fragment after
 		// the first), right behind the outer one when that is a template too
-		const size_t tlen = !pl.fragment ? tmpl_len : k ? f_len : 0;
+		const size_t tlen = !fragment ? tmpl_len : k ? f_len : 0;
 		if (outer_tmpl) {
 			// the outer headers need only lengths: both templates in one
 			// copy, so the frame is written front to back
-			std::memcpy(fr.data, otmpl, pl.outer_len + tlen);
+			copy_hdr(fr.data, otmpl, pl.outer_len + tlen);
 			uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + hdr_len + data_len);
 			std::byte *oip = fr.data + o_ip;
 			st16(fr.data + o_udp + 4, udp_len);
-			if (req.geneve->ipv6) {
+			if (geneve->ipv6) {
 				st16(oip + 4, udp_len);
 			} else {
 				uint16_t tot = static_cast<uint16_t>(20 + udp_len), id = static_cast<uint16_t>(hash + k);
@@ -495,14 +481,14 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 				st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
 			}
 		} else if (tlen) {
-			std::memcpy(f, tmpl, tlen);
+			copy_hdr(f, tmpl, tlen);
 		}
-		const size_t h = !pl.fragment ? t_l3 : k ? f_l3 : write_l2(pl, req, f);
+		const size_t h = !fragment ? t_l3 : k ? f_l3 : write_l2(pl, req, f);
 		std::byte *ip = f + h;
 		const bool last = k + 1 == pl.nframes;
 		uint32_t psum = 0;
 
-		if (!pl.fragment) {
+		if (!fragment) {
 			std::byte *l4 = ip + p.l3_len;
 			std::byte *pl_dst = l4 + p.l4_len;
 			psum = in.copy(pl_dst, p.payload_off + k * pl.step, data_len, want_sum);
@@ -564,13 +550,13 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 				st16(ip + 4, static_cast<uint16_t>(p.ip6_unfrag_len - 40 + 8 + data_len));
 				st16(ip + p.ip6_unfrag_len + 2, static_cast<uint16_t>(doff | (last ? 0 : 1)));
 			} else if (!p.ipv6) {
-				std::memcpy(ip, p.hdr.data() + p.l3_off, p.l3_len);
+				std::memcpy(ip, p.hdr + p.l3_off, p.l3_len);
 				st16(ip + 2, static_cast<uint16_t>(ihl + data_len));
 				st16(ip + 6, static_cast<uint16_t>(doff / 8 | (last ? 0 : kIpMf)));
 				ipv4_fix_csum(ip, ihl);
 			} else {
 				size_t unfrag = p.ip6_unfrag_len;
-				std::memcpy(ip, p.hdr.data() + p.l3_off, unfrag);
+				std::memcpy(ip, p.hdr + p.l3_off, unfrag);
 				size_t next_rel = p.ip6_unfrag_next_off - p.l3_off;
 				std::byte orig_next = p.hdr[p.ip6_unfrag_next_off];
 				ip[next_rel] = std::byte{kProtoFrag};
@@ -589,13 +575,13 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 				if (at < udp_at + 8) {
 					// headers: the first fragment holds them whole (checked in the plan)
 					size_t n = udp_at + 8 - at;
-					std::memcpy(data + pos, p.hdr.data() + p.l3_off + unfrag_len + at, n);
+					std::memcpy(data + pos, p.hdr + p.l3_off + unfrag_len + at, n);
 					if (at <= udp_at) {
 						std::byte *udp = data + pos + (udp_at - at);
 						st16(udp + 4, static_cast<uint16_t>(8 + p.payload_len));
 						st16(udp + 6, 0);
 						ufo_udp = udp;
-						ufo_sum = csum_add(ufo_sum, csum_partial(udp, 8));
+						ufo_sum = csum_add(ufo_sum, csum_hdr(udp, 8));
 					}
 					pos += n;
 					continue;
@@ -610,9 +596,9 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		}
 
 		size_t inner_len = hdr_len + data_len;
-		if (req.geneve) {
+		if (geneve) {
 			uint32_t inner_sum = 0;
-			if (req.geneve->udp_csum) {
+			if (geneve->udp_csum) {
 				size_t payload_at = hdr_len; // the frame's data follows its headers
 				uint32_t hs = csum_partial(f, payload_at);
 				if (partial) {
@@ -632,22 +618,47 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		fr.len = static_cast<uint32_t>(pl.outer_len + inner_len);
 	}
 
-	if (pl.fragment && ufo_udp) {
+	if (fragment && ufo_udp) {
 		const std::byte *ip0 = out[0].data + pl.outer_len + pl.l2_out;
 		uint32_t s = csum_add(pseudo_sum(ip0, p.ipv6, kProtoUdp, 8 + p.payload_len), ufo_sum);
 		uint16_t c = csum_finish(s);
 		st16(ufo_udp + 6, c ? c : 0xffff);
 		// with Geneve and an outer checksum, frame 0's outer sum covered a zero here
-		if (req.geneve && req.geneve->udp_csum) {
+		if (geneve && geneve->udp_csum) {
 			GsoFrame &f0 = out[0];
 			size_t hdr_len, data_len;
-			frame_shape(pl, 0, hdr_len, data_len);
+			frame_shape(pl, 0, hdr_len, data_len, fragment);
 			std::byte *f = f0.data + pl.outer_len;
 			uint32_t inner_sum = csum_partial(f, hdr_len + data_len);
 			write_geneve(pl, req, f0.data, hdr_len + data_len, inner_sum, 0, hash);
 		}
 	}
 	return static_cast<int>(pl.nframes);
+}
+
+} // namespace
+
+int gso_count(std::span<const std::span<const std::byte>> input, const GsoRequest &req, GsoError *why) noexcept
+{
+	Input in(input);
+	Plan pl;
+	GsoError e = make_plan(in, req, pl, SIZE_MAX, {});
+	if (why)
+		*why = e;
+	return e == GsoError::ok ? static_cast<int>(pl.nframes) : errno_of(e);
+}
+
+int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequest &req, std::span<GsoFrame> out,
+		GsoError *why) noexcept
+{
+	Input in(input);
+	Plan pl;
+	GsoError e = make_plan(in, req, pl, out.size(), out);
+	if (why)
+		*why = e;
+	if (e != GsoError::ok)
+		return errno_of(e);
+	return pl.fragment || req.geneve ? write_frames<false>(in, req, pl, out) : write_frames<true>(in, req, pl, out);
 }
 
 } // namespace xoffload

@@ -57,13 +57,18 @@ public:
 			total_ += s.size();
 	}
 	size_t size() const noexcept { return total_; }
+	// The first len bytes in place when the first span holds them, else null.
+	const std::byte *contiguous(size_t len) const noexcept
+	{
+		return !spans_.empty() && spans_[0].size() >= len ? spans_[0].data() : nullptr;
+	}
 
 	// Copies [off, off+len) into dst; returns the partial checksum of the
 	// copied bytes as if they started at an even offset. off+len <= size().
 	uint32_t copy(std::byte *dst, size_t off, size_t len, bool with_csum) const noexcept
 	{
 		if (spans_.size() == 1) [[likely]]
-			return with_csum ? csum_copy(dst, spans_[0].data() + off, len)
+			return with_csum ? copy_fn_(dst, spans_[0].data() + off, len, 0)
 					 : (std::memcpy(dst, spans_[0].data() + off, len), 0u);
 		uint32_t sum = 0;
 		size_t done = 0;
@@ -74,7 +79,7 @@ public:
 			}
 			size_t n = s.size() - off < len - done ? s.size() - off : len - done;
 			if (with_csum)
-				sum = csum_add(sum, csum_copy(dst + done, s.data() + off, n), done);
+				sum = csum_add(sum, copy_fn_(dst + done, s.data() + off, n, 0), done);
 			else
 				std::memcpy(dst + done, s.data() + off, n);
 			done += n;
@@ -88,11 +93,31 @@ public:
 private:
 	std::span<const std::span<const std::byte>> spans_;
 	size_t total_ = 0;
+	CsumCopyFn copy_fn_ = csum_copy_fn();
 };
 
-// The super-packet's headers, copied out and located.
+// A header's few dozen bytes: 16-byte moves, the last one overlapping the
+// one before, instead of a call to memcpy.
+inline void copy_hdr(std::byte *d, const std::byte *s, size_t n) noexcept
+{
+	if (n < 16) {
+		std::memcpy(d, s, n);
+		return;
+	}
+	for (size_t i = 0; i + 16 < n; i += 16)
+		std::memcpy(d + i, s + i, 16);
+	std::memcpy(d + n - 16, s + n - 16, 16);
+}
+
+// The super-packet's headers, located.
 struct Parsed {
-	std::array<std::byte, kMaxHdr> hdr;	// first hdr_len bytes of the input
+	// the first hdr_len bytes of the input: in place when its first span
+	// holds them (the usual case), else gathered into buf
+	const std::byte *hdr = nullptr;
+	std::array<std::byte, kMaxHdr> buf;
+	Parsed() = default;
+	Parsed(const Parsed &) = delete;	// hdr may point into buf
+	Parsed &operator=(const Parsed &) = delete;
 	size_t hdr_len = 0;			// = payload_off
 	size_t l2_len = 0;			// MACs + existing tags + ethertype
 	unsigned l2_tags = 0;

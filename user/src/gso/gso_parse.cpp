@@ -17,7 +17,7 @@ bool is_vlan(uint16_t t)
 
 GsoError parse_ipv6(Parsed &p, size_t avail)
 {
-	const std::byte *ip = p.hdr.data() + p.l3_off;
+	const std::byte *ip = p.hdr + p.l3_off;
 	if (avail < 40 || std::to_integer<uint8_t>(ip[0]) >> 4 != 6)
 		return GsoError::bad_ipv6;
 	if (40 + size_t{ld16(ip + 4)} != avail)
@@ -57,7 +57,7 @@ GsoError parse_ipv6(Parsed &p, size_t avail)
 
 GsoError parse_ipv4(Parsed &p, size_t avail)
 {
-	const std::byte *ip = p.hdr.data() + p.l3_off;
+	const std::byte *ip = p.hdr + p.l3_off;
 	if (avail < 20)
 		return GsoError::bad_ipv4;
 	uint8_t vihl = std::to_integer<uint8_t>(ip[0]);
@@ -83,12 +83,15 @@ GsoError parse(const Input &in, Parsed &p) noexcept
 {
 	size_t total = in.size();
 	size_t grab = total < kMaxHdr ? total : kMaxHdr;
-	in.copy(p.hdr.data(), 0, grab, false);
+	if (!(p.hdr = in.contiguous(grab))) {
+		in.copy(p.buf.data(), 0, grab, false);
+		p.hdr = p.buf.data();
+	}
 
 	if (grab < 14)
 		return GsoError::too_short;
 	size_t off = kMacLen;
-	uint16_t type = ld16(p.hdr.data() + off);
+	uint16_t type = ld16(p.hdr + off);
 	while (is_vlan(type)) {
 		if (p.l2_tags == 2)
 			return GsoError::too_many_tags;
@@ -96,7 +99,7 @@ GsoError parse(const Input &in, Parsed &p) noexcept
 			return GsoError::too_short;
 		off += kVlanLen;
 		p.l2_tags++;
-		type = ld16(p.hdr.data() + off);
+		type = ld16(p.hdr + off);
 	}
 	p.l2_len = off + 2;
 	p.l3_off = p.l2_len;
@@ -124,7 +127,7 @@ GsoError parse(const Input &in, Parsed &p) noexcept
 	} else {
 		if (l4_avail < 8 || p.l4_off + 8 > grab)
 			return GsoError::bad_l4;
-		if (ld16(p.hdr.data() + p.l4_off + 4) != l4_avail)
+		if (ld16(p.hdr + p.l4_off + 4) != l4_avail)
 			return GsoError::bad_l4;
 		p.l4_len = 8;
 	}
@@ -144,14 +147,14 @@ uint32_t flow_hash(const Parsed &p) noexcept
 			h *= 16777619u;
 		}
 	};
-	const std::byte *ip = p.hdr.data() + p.l3_off;
+	const std::byte *ip = p.hdr + p.l3_off;
 	if (p.ipv6)
 		mix(ip + 8, 32);
 	else
 		mix(ip + 12, 8);
 	const std::byte proto{p.l4_proto};
 	mix(&proto, 1);
-	mix(p.hdr.data() + p.l4_off, 4);
+	mix(p.hdr + p.l4_off, 4);
 	return h ^ (h >> 16);
 }
 

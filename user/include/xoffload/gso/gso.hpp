@@ -14,7 +14,9 @@
 //      -ENOBUFS  fewer buffers than segments, or a buffer too small
 //    A payload that fits in one mss still gives one frame (tags, encap and
 //    checksums applied): "nothing to segment" is not an error.
-//  - never reads past the input nor writes past a buffer's capacity.
+//  - never reads past the input nor writes past a buffer's capacity; the
+//    input and the buffers must not overlap (the input is read while
+//    frames are written).
 #pragma once
 
 #include <array>

@@ -4,8 +4,10 @@
 // AVX-512). Sums are 32-bit partial sums, folded only at the end.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 namespace xoffload {
@@ -17,6 +19,12 @@ uint32_t csum_partial(const void *data, size_t len, uint32_t sum = 0) noexcept;
 // Copies len bytes from src to dst (no overlap) and returns
 // csum_partial(src, len, sum).
 uint32_t csum_copy(void *dst, const void *src, size_t len, uint32_t sum = 0) noexcept;
+
+// csum_copy of the implementation chosen for this CPU, for a caller that
+// copies in a loop: one indirect call per copy, no dispatch (a later
+// csum_force_impl does not change what it returned).
+using CsumCopyFn = uint32_t (*)(void *dst, const void *src, size_t len, uint32_t sum) noexcept;
+CsumCopyFn csum_copy_fn() noexcept;
 
 // Adds two 32-bit partial sums with end-around carry (2^32 == 1 mod 0xffff).
 constexpr uint32_t csum_add32(uint32_t a, uint32_t b) noexcept
@@ -47,6 +55,24 @@ constexpr uint16_t csum_finish(uint64_t sum) noexcept
 constexpr uint32_t csum_swap(uint32_t s) noexcept
 {
 	return ((s & 0x00ff00ffu) << 8) | ((s >> 8) & 0x00ff00ffu);
+}
+
+// csum_partial of a header: len a multiple of 4 (IPv4, TCP and UDP headers,
+// IPv6 addresses), inline, for the few words a header has. Native 32-bit
+// words summed in 64 bits, folded, then byte-swapped (RFC 1071, 2.B).
+inline uint32_t csum_hdr(const void *data, size_t len) noexcept
+{
+	const auto *p = static_cast<const unsigned char *>(data);
+	uint64_t s = 0;
+	for (size_t i = 0; i < len; i += 4) {
+		uint32_t w;
+		std::memcpy(&w, p + i, 4);
+		s += w;
+	}
+	uint32_t x = csum_add32(static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32));
+	if constexpr (std::endian::native == std::endian::little)
+		x = csum_swap(x);
+	return x;
 }
 
 // Adds two partial sums; 'part' started 'offset' bytes after the start of
