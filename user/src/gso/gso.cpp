@@ -131,16 +131,22 @@ size_t ip_hdr_len(const Plan &pl, size_t k)
 	return k == 0 ? p.l3_len : 20 + pl.v4_copied_len;
 }
 
+// Payload bytes of segment k (TSO/USO, or UFO that does not fragment).
+inline size_t seg_data(size_t k, size_t nframes, size_t step, size_t payload_len)
+{
+	if (nframes == 1)
+		return payload_len;
+	size_t off = k * step;
+	return payload_len - off < step ? payload_len - off : step;
+}
+
 // Headers and payload of frame k: inner header bytes, payload bytes.
 // fragment: pl.fragment, or false where the caller knows it is.
 inline void frame_shape(const Plan &pl, size_t k, size_t &hdr, size_t &data, bool fragment)
 {
 	const Parsed &p = pl.p;
 	if (!fragment) {
-		size_t off = k * pl.step;
-		data = p.payload_len - off < pl.step ? p.payload_len - off : pl.step;
-		if (pl.nframes == 1)
-			data = p.payload_len;
+		data = seg_data(k, pl.nframes, pl.step, p.payload_len);
 		hdr = pl.l2_out + p.l3_len + p.l4_len;
 		return;
 	}
@@ -279,6 +285,26 @@ size_t write_l2(const Plan &pl, const GsoRequest &req, std::byte *f)
 	return off + p.l2_len - kMacLen;
 }
 
+// The TSO/USO headers of a frame (hdr_len bytes, tags inserted), copied from
+// the input's: MACs, the tags, then the rest in one copy.
+inline void write_inner_hdr(const Plan &pl, const GsoRequest &req, std::byte *f, size_t hdr_len)
+{
+	const std::byte *h = pl.p.hdr;
+	if (req.ntags == 0) {
+		copy_hdr(f, h, hdr_len);
+		return;
+	}
+	std::memcpy(f, h, kMacLen);
+	for (unsigned t = 0; t < req.ntags; t++) {
+		const GsoVlanTag &tag = req.tags[t];
+		st16(f + kMacLen + t * kVlanLen, tag.tpid);
+		st16(f + kMacLen + t * kVlanLen + 2,
+		     static_cast<uint16_t>((tag.pcp & 7) << 13 | (tag.dei ? 1 : 0) << 12 | (tag.vid & 0x0fff)));
+	}
+	size_t tags = req.ntags * kVlanLen;
+	copy_hdr(f + kMacLen + tags, h + kMacLen, hdr_len - kMacLen - tags);
+}
+
 // Geneve outer headers in front of an inner frame of inner_len bytes whose
 // bytes sum (from its start) to inner_sum. k numbers the frame.
 void write_geneve(const Plan &pl, const GsoRequest &req, std::byte *o, size_t inner_len, uint32_t inner_sum,
@@ -361,6 +387,13 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	const bool want_sum = !partial || (geneve && geneve->udp_csum);
 	const uint16_t id0 = p.ipv6 ? 0 : ld16(p.hdr + p.l3_off + 4);
 	const uint32_t seq0 = tcp ? ld32(p.hdr + p.l4_off + 4) : 0;
+	// the plan's numbers as locals: frame bytes are std::byte, which may
+	// alias anything, so a field read through a reference is read again
+	// after every store to a frame
+	const size_t nframes = pl.nframes, step = pl.step, outer_len = pl.outer_len;
+	const size_t l3_len = p.l3_len, l4_len = p.l4_len, payload_off = p.payload_off, payload_len = p.payload_len;
+	const bool ipv6 = p.ipv6;
+	const bool bump_id = !req.fixed_ipid && nframes > 1;
 
 	// UFO: the UDP checksum covers every fragment; patched into the first at the end
 	uint32_t ufo_sum = 0;
@@ -375,7 +408,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
 	std::array<std::byte, kOuterMax + kMaxHdr + 2 * kVlanLen> hdrs;
 	std::byte *const otmpl = hdrs.data();
-	std::byte *const tmpl = hdrs.data() + pl.outer_len;
+	std::byte *const tmpl = hdrs.data() + outer_len;
 	size_t tmpl_len = 0, t_l3 = 0, t_l4 = 0;
 	uint32_t ip_base = 0, l4_base = 0, ph_base = 0;
 	uint8_t tcp_flags = 0;
@@ -402,12 +435,12 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	// the length and offset differ
 	size_t f_l3 = 0, f_len = 0;
 	uint32_t f_base = 0;
-	if (fragment && pl.nframes > 1) {
+	if (fragment && nframes > 1) {
 		f_l3 = write_l2(pl, req, tmpl);
 		std::byte *ip = tmpl + f_l3;
 		size_t ihl = ip_hdr_len(pl, 1);
 		f_len = f_l3 + ihl;
-		if (!p.ipv6) {
+		if (!ipv6) {
 			std::memcpy(ip, p.hdr + p.l3_off, 20);
 			std::memcpy(ip + 20, pl.v4_copied_opts.data(), pl.v4_copied_len);
 			ip[0] = std::byte(static_cast<uint8_t>(0x40 | ihl / 4));
@@ -428,47 +461,56 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			st32(fh + 4, req.ipv6_frag_id ? req.ipv6_frag_id : (hash | 1));
 		}
 	}
+	// The sums start from the input's own header bytes with the patched
+	// fields taken out in registers (subtracting x adds ~x): never from
+	// bytes just stored, which a load could only read once every store
+	// before them, the previous frames' included, had reached the cache.
 	if (!fragment) {
-		t_l3 = write_l2(pl, req, tmpl);
-		t_l4 = t_l3 + p.l3_len;
-		tmpl_len = t_l4 + p.l4_len;
-		std::memcpy(tmpl + t_l3, p.hdr + p.l3_off, p.l3_len + p.l4_len);
-		std::byte *ip = tmpl + t_l3, *l4 = tmpl + t_l4;
-		if (p.ipv6) {
-			st16(ip + 4, 0);
+		t_l3 = pl.l2_out;
+		t_l4 = t_l3 + l3_len;
+		tmpl_len = t_l4 + l4_len;
+		const std::byte *ip = p.hdr + p.l3_off, *l4 = p.hdr + p.l4_off;
+		auto minus = [](uint16_t v) { return uint32_t{static_cast<uint16_t>(~v)}; };
+		if (ipv6) {
 			ph_base = csum_hdr(ip + 8, 32);
 		} else {
-			st16(ip + 2, 0);
-			if (!req.fixed_ipid && pl.nframes > 1)
-				st16(ip + 4, 0);
-			st16(ip + 10, 0);
-			ip_base = csum_hdr(ip, p.l3_len);
+			ip_base = csum_add32(csum_hdr(ip, l3_len), minus(ld16(ip + 2)) + minus(ld16(ip + 10)) +
+								    (bump_id ? minus(ld16(ip + 4)) : 0));
 			ph_base = csum_hdr(ip + 12, 8);
 		}
 		ph_base = csum_add32(ph_base, p.l4_proto);
+		uint32_t out_fields = minus(ld16(l4 + check_off));
 		if (tcp) {
-			st32(l4 + 4, 0);
 			tcp_flags = std::to_integer<uint8_t>(l4[13]);
-			l4[13] = std::byte{0};
+			out_fields += minus(ld16(l4 + 4)) + minus(ld16(l4 + 6)) + minus(tcp_flags);
 		} else {
-			st16(l4 + 4, 0);
+			out_fields += minus(ld16(l4 + 4));
 		}
-		st16(l4 + check_off, 0);
-		l4_base = csum_hdr(l4, p.l4_len);
+		l4_base = csum_add32(csum_hdr(l4, l4_len), out_fields);
+		// the Plain loop writes each frame's headers from the input itself
+		if (!Plain) {
+			write_l2(pl, req, tmpl);
+			std::memcpy(tmpl + t_l3, ip, l3_len + l4_len);
+		}
 	}
 
-	for (size_t k = 0; k < pl.nframes; k++) {
+	for (size_t k = 0; k < nframes; k++) {
 		GsoFrame &fr = out[k];
 		size_t hdr_len, data_len;
-		frame_shape(pl, k, hdr_len, data_len, fragment);
-		std::byte *f = fr.data + pl.outer_len;
+		if (!fragment) {
+			hdr_len = tmpl_len;
+			data_len = seg_data(k, nframes, step, payload_len);
+		} else {
+			frame_shape(pl, k, hdr_len, data_len, true);
+		}
+		std::byte *f = fr.data + outer_len;
 		// the frame's inner header template (TSO/USO, or a UFO fragment after
 		// the first), right behind the outer one when that is a template too
 		const size_t tlen = !fragment ? tmpl_len : k ? f_len : 0;
 		if (outer_tmpl) {
 			// the outer headers need only lengths: both templates in one
 			// copy, so the frame is written front to back
-			copy_hdr(fr.data, otmpl, pl.outer_len + tlen);
+			copy_hdr(fr.data, otmpl, outer_len + tlen);
 			uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + hdr_len + data_len);
 			std::byte *oip = fr.data + o_ip;
 			st16(fr.data + o_udp + 4, udp_len);
@@ -480,27 +522,29 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 				st16(oip + 4, id);
 				st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
 			}
+		} else if (Plain) {
+			write_inner_hdr(pl, req, f, tmpl_len);
 		} else if (tlen) {
 			copy_hdr(f, tmpl, tlen);
 		}
 		const size_t h = !fragment ? t_l3 : k ? f_l3 : write_l2(pl, req, f);
 		std::byte *ip = f + h;
-		const bool last = k + 1 == pl.nframes;
+		const bool last = k + 1 == nframes;
 		uint32_t psum = 0;
 
 		if (!fragment) {
-			std::byte *l4 = ip + p.l3_len;
-			std::byte *pl_dst = l4 + p.l4_len;
-			psum = in.copy(pl_dst, p.payload_off + k * pl.step, data_len, want_sum);
-			size_t l4_total = p.l4_len + data_len;
+			std::byte *l4 = ip + l3_len;
+			std::byte *pl_dst = l4 + l4_len;
+			psum = in.copy(pl_dst, payload_off + k * step, data_len, want_sum);
+			size_t l4_total = l4_len + data_len;
 			uint64_t l4s = uint64_t{l4_base};	// what the zeroed fields add back
-			if (p.ipv6) {
-				st16(ip + 4, static_cast<uint16_t>(p.l3_len - 40 + l4_total));
+			if (ipv6) {
+				st16(ip + 4, static_cast<uint16_t>(l3_len - 40 + l4_total));
 			} else {
-				uint16_t tot = static_cast<uint16_t>(p.l3_len + l4_total);
+				uint16_t tot = static_cast<uint16_t>(l3_len + l4_total);
 				uint64_t is = uint64_t{ip_base} + tot;
 				st16(ip + 2, tot);
-				if (!req.fixed_ipid && pl.nframes > 1) {
+				if (bump_id) {
 					uint16_t id = static_cast<uint16_t>(id0 + k);
 					st16(ip + 4, id);
 					is += id;
@@ -508,7 +552,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 				st16(ip + 10, csum_finish(is));
 			}
 			if (tcp) {
-				uint32_t seq = static_cast<uint32_t>(seq0 + k * pl.step);
+				uint32_t seq = static_cast<uint32_t>(seq0 + k * step);
 				st32(l4 + 4, seq);
 				uint8_t fl = tcp_flags;
 				if (!last)
@@ -536,11 +580,11 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			}
 		} else {
 			// RFC 791 / RFC 8200 fragment k of the UDP datagram
-			size_t doff = k * pl.step; // offset in the fragmentable part
+			size_t doff = k * step; // offset in the fragmentable part
 			size_t ihl = ip_hdr_len(pl, k);
 			std::byte *data = ip + ihl;
 			size_t pos = 0; // bytes of this fragment written
-			if (k && !p.ipv6) {
+			if (k && !ipv6) {
 				uint16_t tot = static_cast<uint16_t>(ihl + data_len);
 				uint16_t fo = static_cast<uint16_t>(doff / 8 | (last ? 0 : kIpMf));
 				st16(ip + 2, tot);
@@ -549,8 +593,8 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			} else if (k) {
 				st16(ip + 4, static_cast<uint16_t>(p.ip6_unfrag_len - 40 + 8 + data_len));
 				st16(ip + p.ip6_unfrag_len + 2, static_cast<uint16_t>(doff | (last ? 0 : 1)));
-			} else if (!p.ipv6) {
-				std::memcpy(ip, p.hdr + p.l3_off, p.l3_len);
+			} else if (!ipv6) {
+				std::memcpy(ip, p.hdr + p.l3_off, l3_len);
 				st16(ip + 2, static_cast<uint16_t>(ihl + data_len));
 				st16(ip + 6, static_cast<uint16_t>(doff / 8 | (last ? 0 : kIpMf)));
 				ipv4_fix_csum(ip, ihl);
@@ -569,7 +613,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			}
 			// fragmentable part: [ext headers (UFO6)] [UDP header] [payload]
 			size_t udp_at = pl.frag_prefix;
-			size_t unfrag_len = p.ipv6 ? p.ip6_unfrag_len : p.l3_len;
+			size_t unfrag_len = ipv6 ? p.ip6_unfrag_len : l3_len;
 			while (pos < data_len) {
 				size_t at = doff + pos;
 				if (at < udp_at + 8) {
@@ -578,7 +622,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 					std::memcpy(data + pos, p.hdr + p.l3_off + unfrag_len + at, n);
 					if (at <= udp_at) {
 						std::byte *udp = data + pos + (udp_at - at);
-						st16(udp + 4, static_cast<uint16_t>(8 + p.payload_len));
+						st16(udp + 4, static_cast<uint16_t>(8 + payload_len));
 						st16(udp + 6, 0);
 						ufo_udp = udp;
 						ufo_sum = csum_add(ufo_sum, csum_hdr(udp, 8));
@@ -588,7 +632,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 				}
 				size_t poff = at - udp_at - 8; // payload offset
 				size_t n = data_len - pos;
-				uint32_t s = in.copy(data + pos, p.payload_off + poff, n, true);
+				uint32_t s = in.copy(data + pos, payload_off + poff, n, true);
 				ufo_sum = csum_add(ufo_sum, s, 8 + poff);
 				psum = csum_add(psum, s, pos);
 				pos += n;
@@ -604,7 +648,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 				if (partial) {
 					// local checksum offload: once the NIC fills the inner L4
 					// checksum, that region sums to ~pseudo
-					size_t l4_at = pl.l2_out + p.l3_len;
+					size_t l4_at = pl.l2_out + l3_len;
 					uint16_t ps = ld16(f + l4_at + check_off);
 					hs = csum_partial(f, l4_at);
 					inner_sum = csum_add(hs, static_cast<uint16_t>(~ps), l4_at);
@@ -615,12 +659,12 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			if (!outer_tmpl)
 				write_geneve(pl, req, fr.data, inner_len, inner_sum, k, hash);
 		}
-		fr.len = static_cast<uint32_t>(pl.outer_len + inner_len);
+		fr.len = static_cast<uint32_t>(outer_len + inner_len);
 	}
 
 	if (fragment && ufo_udp) {
-		const std::byte *ip0 = out[0].data + pl.outer_len + pl.l2_out;
-		uint32_t s = csum_add(pseudo_sum(ip0, p.ipv6, kProtoUdp, 8 + p.payload_len), ufo_sum);
+		const std::byte *ip0 = out[0].data + outer_len + pl.l2_out;
+		uint32_t s = csum_add(pseudo_sum(ip0, ipv6, kProtoUdp, 8 + payload_len), ufo_sum);
 		uint16_t c = csum_finish(s);
 		st16(ufo_udp + 6, c ? c : 0xffff);
 		// with Geneve and an outer checksum, frame 0's outer sum covered a zero here
@@ -628,12 +672,12 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			GsoFrame &f0 = out[0];
 			size_t hdr_len, data_len;
 			frame_shape(pl, 0, hdr_len, data_len, fragment);
-			std::byte *f = f0.data + pl.outer_len;
+			std::byte *f = f0.data + outer_len;
 			uint32_t inner_sum = csum_partial(f, hdr_len + data_len);
 			write_geneve(pl, req, f0.data, hdr_len + data_len, inner_sum, 0, hash);
 		}
 	}
-	return static_cast<int>(pl.nframes);
+	return static_cast<int>(nframes);
 }
 
 } // namespace
