@@ -266,43 +266,46 @@ void ipv4_fix_csum(std::byte *ip, size_t ihl)
 	st16(ip + 10, csum_finish(csum_hdr(ip, ihl)));
 }
 
+// A VLAN tag's 4 wire bytes as a native 32-bit word (to store with memcpy).
+inline uint32_t tag_word(const GsoVlanTag &tag)
+{
+	uint32_t tci = (tag.pcp & 7u) << 13 | (tag.dei ? 1u : 0u) << 12 | (tag.vid & 0x0fffu);
+	return __builtin_bswap32(uint32_t{tag.tpid} << 16 | tci);
+}
+
+// The first n bytes (n >= pl.l2_out) of a frame's inner headers, from the
+// input's: MACs, the inserted tags (none under Geneve: they go outside),
+// then the input's bytes from its own tags or ethertype on. The tags are
+// composed in registers with the MACs' last bytes (two 8-byte stores), not
+// read back from a template just written.
+inline void write_hdrs(const Plan &pl, const GsoRequest &req, std::byte *f, size_t n)
+{
+	const std::byte *h = pl.p.hdr;
+	const unsigned ntags = req.geneve ? 0 : req.ntags;
+	if (ntags == 0) {
+		copy_hdr(f, h, n);
+		return;
+	}
+	uint64_t mac0;
+	uint32_t mac8;
+	std::memcpy(&mac0, h, 8);
+	std::memcpy(&mac8, h + 8, 4);
+	const uint64_t mac8_tag0 = mac8 | uint64_t{tag_word(req.tags[0])} << 32;
+	std::memcpy(f, &mac0, 8);
+	std::memcpy(f + 8, &mac8_tag0, 8);
+	if (ntags == 2) {
+		const uint32_t tag1 = tag_word(req.tags[1]);
+		std::memcpy(f + 16, &tag1, 4);
+	}
+	size_t tags = ntags * kVlanLen;
+	copy_hdr(f + kMacLen + tags, h + kMacLen, n - kMacLen - tags);
+}
+
 // MACs, inserted tags, the rest of the input's L2. Returns bytes written.
 size_t write_l2(const Plan &pl, const GsoRequest &req, std::byte *f)
 {
-	const Parsed &p = pl.p;
-	std::memcpy(f, p.hdr, kMacLen);
-	size_t off = kMacLen;
-	if (!req.geneve) {
-		for (unsigned t = 0; t < req.ntags; t++) {
-			const GsoVlanTag &tag = req.tags[t];
-			st16(f + off, tag.tpid);
-			st16(f + off + 2, static_cast<uint16_t>((tag.pcp & 7) << 13 | (tag.dei ? 1 : 0) << 12 |
-								 (tag.vid & 0x0fff)));
-			off += kVlanLen;
-		}
-	}
-	std::memcpy(f + off, p.hdr + kMacLen, p.l2_len - kMacLen);
-	return off + p.l2_len - kMacLen;
-}
-
-// The TSO/USO headers of a frame (hdr_len bytes, tags inserted), copied from
-// the input's: MACs, the tags, then the rest in one copy.
-inline void write_inner_hdr(const Plan &pl, const GsoRequest &req, std::byte *f, size_t hdr_len)
-{
-	const std::byte *h = pl.p.hdr;
-	if (req.ntags == 0) {
-		copy_hdr(f, h, hdr_len);
-		return;
-	}
-	std::memcpy(f, h, kMacLen);
-	for (unsigned t = 0; t < req.ntags; t++) {
-		const GsoVlanTag &tag = req.tags[t];
-		st16(f + kMacLen + t * kVlanLen, tag.tpid);
-		st16(f + kMacLen + t * kVlanLen + 2,
-		     static_cast<uint16_t>((tag.pcp & 7) << 13 | (tag.dei ? 1 : 0) << 12 | (tag.vid & 0x0fff)));
-	}
-	size_t tags = req.ntags * kVlanLen;
-	copy_hdr(f + kMacLen + tags, h + kMacLen, hdr_len - kMacLen - tags);
+	write_hdrs(pl, req, f, pl.l2_out);
+	return pl.l2_out;
 }
 
 // Geneve outer headers in front of an inner frame of inner_len bytes whose
@@ -314,12 +317,9 @@ void write_geneve(const Plan &pl, const GsoRequest &req, std::byte *o, size_t in
 	std::memcpy(o, g.dst_mac.b.data(), 6);
 	std::memcpy(o + 6, g.src_mac.b.data(), 6);
 	size_t off = kMacLen;
-	for (unsigned t = 0; t < req.ntags; t++) {
-		const GsoVlanTag &tag = req.tags[t];
-		st16(o + off, tag.tpid);
-		st16(o + off + 2,
-		     static_cast<uint16_t>((tag.pcp & 7) << 13 | (tag.dei ? 1 : 0) << 12 | (tag.vid & 0x0fff)));
-		off += kVlanLen;
+	for (unsigned t = 0; t < req.ntags; t++, off += kVlanLen) {
+		const uint32_t w = tag_word(req.tags[t]);
+		std::memcpy(o + off, &w, 4);
 	}
 	st16(o + off, g.ipv6 ? kEthIpv6 : kEthIpv4);
 	off += 2;
@@ -369,13 +369,25 @@ void write_geneve(const Plan &pl, const GsoRequest &req, std::byte *o, size_t in
 	}
 }
 
-// Writes the frames of a plan. Plain: TSO/USO without Geneve, the common
-// case, where the compiler drops every fragment and Geneve branch from the
-// per-frame loop.
-template <bool Plain>
+// What a plan needs of the frame loop. The loop is compiled once per kind,
+// so that the compiler drops the branches a kind never takes from it.
+enum class Kind {
+	plain,		// TSO/USO (or a single frame), no Geneve: the common case
+	tunnel,		// the same inside Geneve
+	general,	// anything, UFO fragments included
+};
+
+Kind kind_of(const Plan &pl, const GsoRequest &req)
+{
+	return pl.fragment ? Kind::general : req.geneve ? Kind::tunnel : Kind::plain;
+}
+
+// Writes the frames of a plan of kind K.
+template <Kind K>
 int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
-	const bool fragment = !Plain && pl.fragment;
+	constexpr bool Plain = K == Kind::plain;
+	const bool fragment = K == Kind::general && pl.fragment;
 	const GeneveEncap *const geneve = Plain ? nullptr : req.geneve;
 	const Parsed &p = pl.p;
 	const bool partial = req.csum == CsumMode::tx_metadata && !fragment;
@@ -488,10 +500,8 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 		}
 		l4_base = csum_add32(csum_hdr(l4, l4_len), out_fields);
 		// the Plain loop writes each frame's headers from the input itself
-		if (!Plain) {
-			write_l2(pl, req, tmpl);
-			std::memcpy(tmpl + t_l3, ip, l3_len + l4_len);
-		}
+		if (!Plain)
+			write_hdrs(pl, req, tmpl, tmpl_len);
 	}
 
 	for (size_t k = 0; k < nframes; k++) {
@@ -523,7 +533,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 				st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
 			}
 		} else if (Plain) {
-			write_inner_hdr(pl, req, f, tmpl_len);
+			write_hdrs(pl, req, f, tmpl_len);
 		} else if (tlen) {
 			copy_hdr(f, tmpl, tlen);
 		}
@@ -702,7 +712,15 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		*why = e;
 	if (e != GsoError::ok)
 		return errno_of(e);
-	return pl.fragment || req.geneve ? write_frames<false>(in, req, pl, out) : write_frames<true>(in, req, pl, out);
+	switch (kind_of(pl, req)) {
+	case Kind::plain:
+		return write_frames<Kind::plain>(in, req, pl, out);
+	case Kind::tunnel:
+		return write_frames<Kind::tunnel>(in, req, pl, out);
+	case Kind::general:
+		break;
+	}
+	return write_frames<Kind::general>(in, req, pl, out);
 }
 
 } // namespace xoffload
