@@ -278,7 +278,7 @@ inline uint32_t tag_word(const GsoVlanTag &tag)
 // then the input's bytes from its own tags or ethertype on. The tags are
 // composed in registers with the MACs' last bytes (two 8-byte stores), not
 // read back from a template just written.
-inline void write_hdrs(const Plan &pl, const GsoRequest &req, std::byte *f, size_t n)
+[[gnu::always_inline]] inline void write_hdrs(const Plan &pl, const GsoRequest &req, std::byte *f, size_t n)
 {
 	const std::byte *h = pl.p.hdr;
 	const unsigned ntags = req.geneve ? 0 : req.ntags;
@@ -369,6 +369,124 @@ void write_geneve(const Plan &pl, const GsoRequest &req, std::byte *o, size_t in
 	}
 }
 
+// The per-call constants of TSO/USO segments: where the inner headers'
+// fields are, and the sums their checksums start from, taken once over the
+// headers with the patched fields left out, so that a segment adds only
+// what changed (RFC 1624) instead of summing its headers again.
+struct Seg {
+	size_t l3_at = 0, l4_at = 0;	// in the inner frame (tags inserted)
+	size_t hdr_len = 0;		// the inner headers
+	size_t nframes = 0, step = 0, payload_len = 0;
+	uint32_t ip_base = 0, l4_base = 0, ph_base = 0;
+	uint32_t seq0 = 0;
+	uint16_t id0 = 0;
+	uint8_t flags = 0;
+	bool bump_id = false;		// IPv4 ID + k (not fixed_ipid, several frames)
+	bool partial = false;		// L4 checksum left to the NIC
+};
+
+// The sums start from the input's own header bytes with the patched fields
+// taken out in registers (subtracting x adds ~x): never from bytes just
+// stored, which a load could read only once every store before them, the
+// previous frames' cache misses included, had reached the cache.
+Seg make_seg(const Plan &pl, const GsoRequest &req)
+{
+	const Parsed &p = pl.p;
+	const bool tcp = p.l4_proto == kProtoTcp;
+	Seg c;
+	c.l3_at = pl.l2_out;
+	c.l4_at = c.l3_at + p.l3_len;
+	c.hdr_len = c.l4_at + p.l4_len;
+	c.nframes = pl.nframes;
+	c.step = pl.step;
+	c.payload_len = p.payload_len;
+	c.bump_id = !p.ipv6 && !req.fixed_ipid && pl.nframes > 1;
+	c.partial = req.csum == CsumMode::tx_metadata;
+	const std::byte *ip = p.hdr + p.l3_off, *l4 = p.hdr + p.l4_off;
+	auto minus = [](uint16_t v) { return uint32_t{static_cast<uint16_t>(~v)}; };
+	if (p.ipv6) {
+		c.ph_base = csum_hdr(ip + 8, 32);
+	} else {
+		c.id0 = ld16(ip + 4);
+		c.ip_base = csum_add32(csum_hdr(ip, p.l3_len),
+				       minus(ld16(ip + 2)) + minus(ld16(ip + 10)) + (c.bump_id ? minus(c.id0) : 0));
+		c.ph_base = csum_hdr(ip + 12, 8);
+	}
+	c.ph_base = csum_add32(c.ph_base, p.l4_proto);
+	uint32_t out_fields = minus(ld16(l4 + (tcp ? 16 : 6)));
+	if (tcp) {
+		c.seq0 = ld32(l4 + 4);
+		c.flags = std::to_integer<uint8_t>(l4[13]);
+		out_fields += minus(ld16(l4 + 4)) + minus(ld16(l4 + 6)) + minus(c.flags);
+	} else {
+		out_fields += minus(ld16(l4 + 4));
+	}
+	c.l4_base = csum_add32(csum_hdr(l4, p.l4_len), out_fields);
+	return c;
+}
+
+// Patches segment k's fields into its inner headers at f (IP length, IPv4
+// ID and checksum; TCP sequence and flags or UDP length) and its L4
+// checksum: pseudo-header + the patched fields + psum, the sum of its
+// data_len payload bytes (at an even offset: TCP and UDP headers are
+// multiples of 4 bytes), one fold.
+template <bool Tcp, bool V6>
+[[gnu::always_inline]] inline void patch_seg(const Seg &c, size_t k, std::byte *f, size_t data_len, uint32_t psum, GsoFrame &fr)
+{
+	constexpr size_t check_off = Tcp ? 16 : 6;
+	std::byte *ip = f + c.l3_at, *l4 = f + c.l4_at;
+	const size_t l4_total = c.hdr_len - c.l4_at + data_len;
+	uint64_t l4s = uint64_t{c.l4_base};	// what the left-out fields add back
+	if constexpr (V6) {
+		st16(ip + 4, static_cast<uint16_t>(c.l4_at - c.l3_at - 40 + l4_total));
+	} else {
+		const uint16_t tot = static_cast<uint16_t>(c.l4_at - c.l3_at + l4_total);
+		uint64_t is = uint64_t{c.ip_base} + tot;
+		st16(ip + 2, tot);
+		if (c.bump_id) {
+			const uint16_t id = static_cast<uint16_t>(c.id0 + k);
+			st16(ip + 4, id);
+			is += id;
+		}
+		st16(ip + 10, csum_finish(is));
+	}
+	if constexpr (Tcp) {
+		const uint32_t seq = static_cast<uint32_t>(c.seq0 + k * c.step);
+		st32(l4 + 4, seq);
+		uint8_t fl = c.flags;
+		if (k + 1 != c.nframes)
+			fl &= static_cast<uint8_t>(~(kTcpFin | kTcpPsh));
+		if (k)
+			fl &= static_cast<uint8_t>(~kTcpCwr);
+		l4[13] = std::byte{fl};
+		l4s += (seq >> 16) + (seq & 0xffff) + fl;
+	} else {
+		st16(l4 + 4, static_cast<uint16_t>(l4_total));
+		l4s += l4_total;
+	}
+	const uint64_t ps = uint64_t{c.ph_base} + (l4_total & 0xffff) + (l4_total >> 16);
+	if (c.partial) {
+		st16(l4 + check_off, csum_fold16(ps));
+		fr.csum_partial = true;
+		fr.csum_start = static_cast<uint16_t>(l4 - fr.data);
+		fr.csum_offset = static_cast<uint16_t>(check_off);
+	} else {
+		const uint16_t cs = csum_finish(ps + l4s + psum);
+		st16(l4 + check_off, !Tcp && cs == 0 ? 0xffff : cs);
+		fr.csum_partial = false;
+	}
+}
+
+// patch_seg for a protocol known only at run time.
+inline void patch_seg(bool tcp, bool v6, const Seg &c, size_t k, std::byte *f, size_t data_len, uint32_t psum,
+		      GsoFrame &fr)
+{
+	if (tcp)
+		v6 ? patch_seg<true, true>(c, k, f, data_len, psum, fr) : patch_seg<true, false>(c, k, f, data_len, psum, fr);
+	else
+		v6 ? patch_seg<false, true>(c, k, f, data_len, psum, fr) : patch_seg<false, false>(c, k, f, data_len, psum, fr);
+}
+
 // What a plan needs of the frame loop. The loop is compiled once per kind,
 // so that the compiler drops the branches a kind never takes from it.
 enum class Kind {
@@ -382,13 +500,34 @@ Kind kind_of(const Plan &pl, const GsoRequest &req)
 	return pl.fragment ? Kind::general : req.geneve ? Kind::tunnel : Kind::plain;
 }
 
-// Writes the frames of a plan of kind K.
+// TSO/USO without Geneve, the common case: per frame the headers copied
+// from the input, the payload copied with its sum, the fields patched.
+template <bool Tcp, bool V6>
+int plain_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
+{
+	const Seg seg = make_seg(pl, req);
+	// the payload sum is needed unless the NIC does the L4 checksum
+	const bool want_sum = !seg.partial;
+	const size_t payload_off = pl.p.payload_off;
+	for (size_t k = 0; k < seg.nframes; k++) {
+		GsoFrame &fr = out[k];
+		std::byte *f = fr.data;
+		write_hdrs(pl, req, f, seg.hdr_len);
+		const size_t data_len = seg_data(k, seg.nframes, seg.step, seg.payload_len);
+		const uint32_t psum = in.copy(f + seg.hdr_len, payload_off + k * seg.step, data_len, want_sum);
+		patch_seg<Tcp, V6>(seg, k, f, data_len, psum, fr);
+		fr.len = static_cast<uint32_t>(seg.hdr_len + data_len);
+	}
+	return static_cast<int>(seg.nframes);
+}
+
+// Writes the frames of a plan of kind K (tunnel or general).
 template <Kind K>
 int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
-	constexpr bool Plain = K == Kind::plain;
+	static_assert(K != Kind::plain, "plain_frames writes those");
 	const bool fragment = K == Kind::general && pl.fragment;
-	const GeneveEncap *const geneve = Plain ? nullptr : req.geneve;
+	const GeneveEncap *const geneve = req.geneve;
 	const Parsed &p = pl.p;
 	const bool partial = req.csum == CsumMode::tx_metadata && !fragment;
 	const bool tcp = p.l4_proto == kProtoTcp;
@@ -397,15 +536,12 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	// the payload sum is needed unless the NIC does the L4 checksum and no
 	// outer checksum depends on it
 	const bool want_sum = !partial || (geneve && geneve->udp_csum);
-	const uint16_t id0 = p.ipv6 ? 0 : ld16(p.hdr + p.l3_off + 4);
-	const uint32_t seq0 = tcp ? ld32(p.hdr + p.l4_off + 4) : 0;
 	// the plan's numbers as locals: frame bytes are std::byte, which may
 	// alias anything, so a field read through a reference is read again
 	// after every store to a frame
 	const size_t nframes = pl.nframes, step = pl.step, outer_len = pl.outer_len;
-	const size_t l3_len = p.l3_len, l4_len = p.l4_len, payload_off = p.payload_off, payload_len = p.payload_len;
+	const size_t l3_len = p.l3_len, payload_off = p.payload_off, payload_len = p.payload_len;
 	const bool ipv6 = p.ipv6;
-	const bool bump_id = !req.fixed_ipid && nframes > 1;
 
 	// UFO: the UDP checksum covers every fragment; patched into the first at the end
 	uint32_t ufo_sum = 0;
@@ -421,9 +557,6 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	std::array<std::byte, kOuterMax + kMaxHdr + 2 * kVlanLen> hdrs;
 	std::byte *const otmpl = hdrs.data();
 	std::byte *const tmpl = hdrs.data() + outer_len;
-	size_t tmpl_len = 0, t_l3 = 0, t_l4 = 0;
-	uint32_t ip_base = 0, l4_base = 0, ph_base = 0;
-	uint8_t tcp_flags = 0;
 	// Geneve without an outer checksum: the outer headers are a template too,
 	// with the outer IPv4 checksum patched from a sum taken once
 	const bool outer_tmpl = geneve && !geneve->udp_csum;
@@ -473,36 +606,10 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			st32(fh + 4, req.ipv6_frag_id ? req.ipv6_frag_id : (hash | 1));
 		}
 	}
-	// The sums start from the input's own header bytes with the patched
-	// fields taken out in registers (subtracting x adds ~x): never from
-	// bytes just stored, which a load could only read once every store
-	// before them, the previous frames' included, had reached the cache.
-	if (!fragment) {
-		t_l3 = pl.l2_out;
-		t_l4 = t_l3 + l3_len;
-		tmpl_len = t_l4 + l4_len;
-		const std::byte *ip = p.hdr + p.l3_off, *l4 = p.hdr + p.l4_off;
-		auto minus = [](uint16_t v) { return uint32_t{static_cast<uint16_t>(~v)}; };
-		if (ipv6) {
-			ph_base = csum_hdr(ip + 8, 32);
-		} else {
-			ip_base = csum_add32(csum_hdr(ip, l3_len), minus(ld16(ip + 2)) + minus(ld16(ip + 10)) +
-								    (bump_id ? minus(ld16(ip + 4)) : 0));
-			ph_base = csum_hdr(ip + 12, 8);
-		}
-		ph_base = csum_add32(ph_base, p.l4_proto);
-		uint32_t out_fields = minus(ld16(l4 + check_off));
-		if (tcp) {
-			tcp_flags = std::to_integer<uint8_t>(l4[13]);
-			out_fields += minus(ld16(l4 + 4)) + minus(ld16(l4 + 6)) + minus(tcp_flags);
-		} else {
-			out_fields += minus(ld16(l4 + 4));
-		}
-		l4_base = csum_add32(csum_hdr(l4, l4_len), out_fields);
-		// the Plain loop writes each frame's headers from the input itself
-		if (!Plain)
-			write_hdrs(pl, req, tmpl, tmpl_len);
-	}
+	const Seg seg = fragment ? Seg{} : make_seg(pl, req);
+	const size_t tmpl_len = seg.hdr_len, t_l3 = seg.l3_at;
+	if (!fragment)
+		write_hdrs(pl, req, tmpl, tmpl_len);
 
 	for (size_t k = 0; k < nframes; k++) {
 		GsoFrame &fr = out[k];
@@ -532,8 +639,6 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 				st16(oip + 4, id);
 				st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
 			}
-		} else if (Plain) {
-			write_hdrs(pl, req, f, tmpl_len);
 		} else if (tlen) {
 			copy_hdr(f, tmpl, tlen);
 		}
@@ -543,51 +648,8 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 		uint32_t psum = 0;
 
 		if (!fragment) {
-			std::byte *l4 = ip + l3_len;
-			std::byte *pl_dst = l4 + l4_len;
-			psum = in.copy(pl_dst, payload_off + k * step, data_len, want_sum);
-			size_t l4_total = l4_len + data_len;
-			uint64_t l4s = uint64_t{l4_base};	// what the zeroed fields add back
-			if (ipv6) {
-				st16(ip + 4, static_cast<uint16_t>(l3_len - 40 + l4_total));
-			} else {
-				uint16_t tot = static_cast<uint16_t>(l3_len + l4_total);
-				uint64_t is = uint64_t{ip_base} + tot;
-				st16(ip + 2, tot);
-				if (bump_id) {
-					uint16_t id = static_cast<uint16_t>(id0 + k);
-					st16(ip + 4, id);
-					is += id;
-				}
-				st16(ip + 10, csum_finish(is));
-			}
-			if (tcp) {
-				uint32_t seq = static_cast<uint32_t>(seq0 + k * step);
-				st32(l4 + 4, seq);
-				uint8_t fl = tcp_flags;
-				if (!last)
-					fl &= static_cast<uint8_t>(~(kTcpFin | kTcpPsh));
-				if (k)
-					fl &= static_cast<uint8_t>(~kTcpCwr);
-				l4[13] = std::byte{fl};
-				l4s += (seq >> 16) + (seq & 0xffff) + fl;
-			} else {
-				st16(l4 + 4, static_cast<uint16_t>(l4_total));
-				l4s += l4_total;
-			}
-			// pseudo-header + the patched fields + the payload (at an even
-			// offset: TCP and UDP headers are multiples of 4 bytes), one fold
-			uint64_t ps = uint64_t{ph_base} + (l4_total & 0xffff) + (l4_total >> 16);
-			if (partial) {
-				st16(l4 + check_off, csum_fold16(ps));
-				fr.csum_partial = true;
-				fr.csum_start = static_cast<uint16_t>(l4 - fr.data);
-				fr.csum_offset = static_cast<uint16_t>(check_off);
-			} else {
-				uint16_t c = csum_finish(ps + l4s + psum);
-				st16(l4 + check_off, !tcp && c == 0 ? 0xffff : c);
-				fr.csum_partial = false;
-			}
+			psum = in.copy(f + tmpl_len, payload_off + k * step, data_len, want_sum);
+			patch_seg(tcp, ipv6, seg, k, f, data_len, psum, fr);
 		} else {
 			// RFC 791 / RFC 8200 fragment k of the UDP datagram
 			size_t doff = k * step; // offset in the fragmentable part
@@ -713,8 +775,12 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	if (e != GsoError::ok)
 		return errno_of(e);
 	switch (kind_of(pl, req)) {
-	case Kind::plain:
-		return write_frames<Kind::plain>(in, req, pl, out);
+	case Kind::plain: {
+		const bool tcp = pl.p.l4_proto == kProtoTcp;
+		if (pl.p.ipv6)
+			return tcp ? plain_frames<true, true>(in, req, pl, out) : plain_frames<false, true>(in, req, pl, out);
+		return tcp ? plain_frames<true, false>(in, req, pl, out) : plain_frames<false, false>(in, req, pl, out);
+	}
 	case Kind::tunnel:
 		return write_frames<Kind::tunnel>(in, req, pl, out);
 	case Kind::general:
