@@ -14,6 +14,8 @@
 
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
+// the engine's internals (copy_hdr), as tests/fuzz/frame_fuzz.cpp reads them
+#include "../../user/src/gso/gso_internal.hpp"
 
 using namespace xoffload;
 using namespace xo_test;
@@ -380,3 +382,22 @@ TEST(Gso, HeadersThatLieAreRefused)
 }
 
 } // namespace
+
+// The engine's inline header copy: every length a header can have, and not
+// one byte written outside [d, d + n).
+TEST(Gso, HeaderCopyWritesExactlyItsBytes)
+{
+	std::vector<std::byte> src(600), dst(600 + 64);
+	for (size_t i = 0; i < src.size(); i++)
+		src[i] = std::byte(static_cast<uint8_t>(i * 7 + 1));
+	for (size_t n = 0; n <= xoffload::gso_detail::kMaxHdr; n++) {
+		std::fill(dst.begin(), dst.end(), std::byte{0xee});
+		xoffload::gso_detail::copy_hdr(dst.data() + 32, src.data(), n);
+		ASSERT_TRUE(std::equal(src.begin(), src.begin() + static_cast<long>(n), dst.begin() + 32)) << n;
+		ASSERT_TRUE(std::all_of(dst.begin(), dst.begin() + 32, [](std::byte b) { return b == std::byte{0xee}; }))
+			<< n;
+		ASSERT_TRUE(std::all_of(dst.begin() + 32 + static_cast<long>(n), dst.end(),
+					[](std::byte b) { return b == std::byte{0xee}; }))
+			<< n;
+	}
+}

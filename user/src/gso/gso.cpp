@@ -273,38 +273,51 @@ inline uint32_t tag_word(const GsoVlanTag &tag)
 	return __builtin_bswap32(uint32_t{tag.tpid} << 16 | tci);
 }
 
-// The first n bytes (n >= pl.l2_out) of a frame's inner headers, from the
-// input's: MACs, the inserted tags (none under Geneve: they go outside),
-// then the input's bytes from its own tags or ethertype on. The tags are
-// composed in registers with the MACs' last bytes (two 8-byte stores), not
-// read back from a template just written.
-[[gnu::always_inline]] inline void write_hdrs(const Plan &pl, const GsoRequest &req, std::byte *f, size_t n)
+// The start of a frame's inner headers as it goes out: the input's MACs and
+// the inserted tags (none under Geneve: they go outside), composed once per
+// call in registers, so that no frame reads back a template just written.
+struct L2Prefix {
+	const std::byte *h = nullptr;	// the input's headers
+	unsigned ntags = 0;
+	uint64_t q0 = 0, q1 = 0;	// bytes 0-7 and 8-15: MACs, the first tag
+	uint32_t tag1 = 0;		// bytes 16-19: the second tag
+};
+
+L2Prefix l2_prefix(const Plan &pl, const GsoRequest &req)
 {
-	const std::byte *h = pl.p.hdr;
-	const unsigned ntags = req.geneve ? 0 : req.ntags;
-	if (ntags == 0) {
-		copy_hdr(f, h, n);
+	L2Prefix l2;
+	l2.h = pl.p.hdr;
+	l2.ntags = req.geneve ? 0 : req.ntags;
+	if (l2.ntags) {
+		uint32_t mac8;
+		std::memcpy(&l2.q0, l2.h, 8);
+		std::memcpy(&mac8, l2.h + 8, 4);
+		l2.q1 = mac8 | uint64_t{tag_word(req.tags[0])} << 32;
+		l2.tag1 = l2.ntags == 2 ? tag_word(req.tags[1]) : 0;
+	}
+	return l2;
+}
+
+// The first n bytes (n >= pl.l2_out) of a frame's inner headers: the
+// prefix, then the input's bytes from its own tags or ethertype on.
+[[gnu::always_inline]] inline void write_hdrs(const L2Prefix &l2, std::byte *f, size_t n)
+{
+	if (l2.ntags == 0) {
+		copy_hdr(f, l2.h, n);
 		return;
 	}
-	uint64_t mac0;
-	uint32_t mac8;
-	std::memcpy(&mac0, h, 8);
-	std::memcpy(&mac8, h + 8, 4);
-	const uint64_t mac8_tag0 = mac8 | uint64_t{tag_word(req.tags[0])} << 32;
-	std::memcpy(f, &mac0, 8);
-	std::memcpy(f + 8, &mac8_tag0, 8);
-	if (ntags == 2) {
-		const uint32_t tag1 = tag_word(req.tags[1]);
-		std::memcpy(f + 16, &tag1, 4);
-	}
-	size_t tags = ntags * kVlanLen;
-	copy_hdr(f + kMacLen + tags, h + kMacLen, n - kMacLen - tags);
+	std::memcpy(f, &l2.q0, 8);
+	std::memcpy(f + 8, &l2.q1, 8);
+	if (l2.ntags == 2)
+		std::memcpy(f + 16, &l2.tag1, 4);
+	const size_t tags = l2.ntags * kVlanLen;
+	copy_hdr(f + kMacLen + tags, l2.h + kMacLen, n - kMacLen - tags);
 }
 
 // MACs, inserted tags, the rest of the input's L2. Returns bytes written.
 size_t write_l2(const Plan &pl, const GsoRequest &req, std::byte *f)
 {
-	write_hdrs(pl, req, f, pl.l2_out);
+	write_hdrs(l2_prefix(pl, req), f, pl.l2_out);
 	return pl.l2_out;
 }
 
@@ -506,13 +519,14 @@ template <bool Tcp, bool V6>
 int plain_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
 	const Seg seg = make_seg(pl, req);
+	const L2Prefix l2 = l2_prefix(pl, req);
 	// the payload sum is needed unless the NIC does the L4 checksum
 	const bool want_sum = !seg.partial;
 	const size_t payload_off = pl.p.payload_off;
 	for (size_t k = 0; k < seg.nframes; k++) {
 		GsoFrame &fr = out[k];
 		std::byte *f = fr.data;
-		write_hdrs(pl, req, f, seg.hdr_len);
+		write_hdrs(l2, f, seg.hdr_len);
 		const size_t data_len = seg_data(k, seg.nframes, seg.step, seg.payload_len);
 		const uint32_t psum = in.copy(f + seg.hdr_len, payload_off + k * seg.step, data_len, want_sum);
 		patch_seg<Tcp, V6>(seg, k, f, data_len, psum, fr);
@@ -609,7 +623,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	const Seg seg = fragment ? Seg{} : make_seg(pl, req);
 	const size_t tmpl_len = seg.hdr_len, t_l3 = seg.l3_at;
 	if (!fragment)
-		write_hdrs(pl, req, tmpl, tmpl_len);
+		write_hdrs(l2_prefix(pl, req), tmpl, tmpl_len);
 
 	for (size_t k = 0; k < nframes; k++) {
 		GsoFrame &fr = out[k];
