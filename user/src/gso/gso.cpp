@@ -491,7 +491,7 @@ template <bool Tcp, bool V6>
 }
 
 // patch_seg for a protocol known only at run time.
-inline void patch_seg(bool tcp, bool v6, const Seg &c, size_t k, std::byte *f, size_t data_len, uint32_t psum,
+[[gnu::always_inline]] inline void patch_seg(bool tcp, bool v6, const Seg &c, size_t k, std::byte *f, size_t data_len, uint32_t psum,
 		      GsoFrame &fr)
 {
 	if (tcp)
