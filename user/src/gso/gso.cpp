@@ -513,33 +513,109 @@ Kind kind_of(const Plan &pl, const GsoRequest &req)
 	return pl.fragment ? Kind::general : req.geneve ? Kind::tunnel : Kind::plain;
 }
 
-// TSO/USO without Geneve, the common case: per frame the headers copied
-// from the input, the payload copied with its sum, the fields patched.
-template <bool Tcp, bool V6>
-int plain_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
+// Geneve without an outer checksum: the outer headers are a template with
+// only their lengths, and the outer IPv4 ID and checksum (from a sum taken
+// once), patched per frame.
+struct OuterTmpl {
+	size_t ip = 0, udp = 0;		// offsets of the outer IP and UDP headers
+	size_t udp_over = 0;		// UDP + Geneve header bytes before the inner frame
+	uint32_t ip_base = 0;		// outer IPv4 header sum, lengths, ID and checksum left out
+	uint32_t hash = 0;		// outer IPv4 ID of frame 0
+	bool v6 = false;
+};
+
+// Writes the template into buf (pl.outer_len bytes).
+OuterTmpl outer_template(const Plan &pl, const GsoRequest &req, uint32_t hash, std::byte *buf)
+{
+	OuterTmpl o;
+	o.v6 = req.geneve->ipv6;
+	o.ip = kMacLen + req.ntags * kVlanLen + 2;
+	o.udp = o.ip + (o.v6 ? 40 : 20);
+	o.udp_over = 8 + kGeneveHdr + pl.geneve_opt;
+	o.hash = hash;
+	write_geneve(pl, req, buf, 0, 0, 0, hash);
+	std::byte *ip = buf + o.ip;
+	st16(buf + o.udp + 4, 0);
+	if (o.v6) {
+		st16(ip + 4, 0);
+	} else {
+		st16(ip + 2, 0);
+		st16(ip + 4, 0);
+		st16(ip + 10, 0);
+		o.ip_base = csum_hdr(ip, 20);
+	}
+	return o;
+}
+
+// The lengths (and outer IPv4 ID and checksum) of frame k, whose inner frame
+// is inner_len bytes, in its copy of the template.
+[[gnu::always_inline]] inline void patch_outer(const OuterTmpl &o, std::byte *frame, size_t inner_len, size_t k)
+{
+	const uint16_t udp_len = static_cast<uint16_t>(o.udp_over + inner_len);
+	std::byte *ip = frame + o.ip;
+	st16(frame + o.udp + 4, udp_len);
+	if (o.v6) {
+		st16(ip + 4, udp_len);
+	} else {
+		const uint16_t tot = static_cast<uint16_t>(20 + udp_len), id = static_cast<uint16_t>(o.hash + k);
+		st16(ip + 2, tot);
+		st16(ip + 4, id);
+		st16(ip + 10, csum_finish(uint64_t{o.ip_base} + tot + id));
+	}
+}
+
+// TSO/USO, the common case: per frame the headers copied from the input (or,
+// inside Geneve without an outer checksum, from the outer and inner
+// templates, Outer), the payload copied with its sum, the fields patched.
+template <bool Tcp, bool V6, bool Outer>
+int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
 	const Seg seg = make_seg(pl, req);
 	const L2Prefix l2 = l2_prefix(pl, req);
 	// the payload sum is needed unless the NIC does the L4 checksum
 	const bool want_sum = !seg.partial;
 	const size_t payload_off = pl.p.payload_off;
+	const size_t outer_len = Outer ? pl.outer_len : 0;
+	constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
+	std::array<std::byte, Outer ? kOuterMax + kMaxHdr : 1> hdrs;
+	OuterTmpl outer;
+	if constexpr (Outer) {
+		outer = outer_template(pl, req, flow_hash(pl.p), hdrs.data());
+		write_hdrs(l2, hdrs.data() + outer_len, seg.hdr_len);
+	}
+	const size_t hdr_len = outer_len + seg.hdr_len;
 	for (size_t k = 0; k < seg.nframes; k++) {
 		GsoFrame &fr = out[k];
 		std::byte *f = fr.data;
-		write_hdrs(l2, f, seg.hdr_len);
+		if constexpr (Outer)
+			copy_hdr(f, hdrs.data(), hdr_len);
+		else
+			write_hdrs(l2, f, hdr_len);
 		const size_t data_len = seg_data(k, seg.nframes, seg.step, seg.payload_len);
-		const uint32_t psum = in.copy(f + seg.hdr_len, payload_off + k * seg.step, data_len, want_sum);
-		patch_seg<Tcp, V6>(seg, k, f, data_len, psum, fr);
-		fr.len = static_cast<uint32_t>(seg.hdr_len + data_len);
+		const uint32_t psum = in.copy(f + hdr_len, payload_off + k * seg.step, data_len, want_sum);
+		patch_seg<Tcp, V6>(seg, k, f + outer_len, data_len, psum, fr);
+		if constexpr (Outer)
+			patch_outer(outer, f, seg.hdr_len + data_len, k);
+		fr.len = static_cast<uint32_t>(hdr_len + data_len);
 	}
 	return static_cast<int>(seg.nframes);
+}
+
+// seg_frames for the plan's protocol and IP version.
+template <bool Outer>
+int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
+{
+	const bool tcp = pl.p.l4_proto == kProtoTcp;
+	if (pl.p.ipv6)
+		return tcp ? seg_frames<true, true, Outer>(in, req, pl, out) : seg_frames<false, true, Outer>(in, req, pl, out);
+	return tcp ? seg_frames<true, false, Outer>(in, req, pl, out) : seg_frames<false, false, Outer>(in, req, pl, out);
 }
 
 // Writes the frames of a plan of kind K (tunnel or general).
 template <Kind K>
 int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
-	static_assert(K != Kind::plain, "plain_frames writes those");
+	static_assert(K != Kind::plain, "seg_frames writes those");
 	const bool fragment = K == Kind::general && pl.fragment;
 	const GeneveEncap *const geneve = req.geneve;
 	const Parsed &p = pl.p;
@@ -571,25 +647,9 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	std::array<std::byte, kOuterMax + kMaxHdr + 2 * kVlanLen> hdrs;
 	std::byte *const otmpl = hdrs.data();
 	std::byte *const tmpl = hdrs.data() + outer_len;
-	// Geneve without an outer checksum: the outer headers are a template too,
-	// with the outer IPv4 checksum patched from a sum taken once
+	// Geneve without an outer checksum: the outer headers are a template too
 	const bool outer_tmpl = geneve && !geneve->udp_csum;
-	size_t o_ip = kMacLen + req.ntags * kVlanLen + 2, o_udp = 0;
-	uint32_t o_base = 0;
-	if (outer_tmpl) {
-		write_geneve(pl, req, otmpl, 0, 0, 0, hash);
-		std::byte *oip = otmpl + o_ip;
-		o_udp = o_ip + (geneve->ipv6 ? 40 : 20);
-		st16(otmpl + o_udp + 4, 0);
-		if (geneve->ipv6) {
-			st16(oip + 4, 0);
-		} else {
-			st16(oip + 2, 0);
-			st16(oip + 4, 0);
-			st16(oip + 10, 0);
-			o_base = csum_hdr(oip, 20);
-		}
-	}
+	const OuterTmpl outer = outer_tmpl ? outer_template(pl, req, hash, otmpl) : OuterTmpl{};
 	// UFO: fragments after the first share L2 + IP (+ fragment header); only
 	// the length and offset differ
 	size_t f_l3 = 0, f_len = 0;
@@ -639,20 +699,9 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 		// the first), right behind the outer one when that is a template too
 		const size_t tlen = !fragment ? tmpl_len : k ? f_len : 0;
 		if (outer_tmpl) {
-			// the outer headers need only lengths: both templates in one
-			// copy, so the frame is written front to back
+			// both templates in one copy, so the frame is written front to back
 			copy_hdr(fr.data, otmpl, outer_len + tlen);
-			uint16_t udp_len = static_cast<uint16_t>(8 + kGeneveHdr + pl.geneve_opt + hdr_len + data_len);
-			std::byte *oip = fr.data + o_ip;
-			st16(fr.data + o_udp + 4, udp_len);
-			if (geneve->ipv6) {
-				st16(oip + 4, udp_len);
-			} else {
-				uint16_t tot = static_cast<uint16_t>(20 + udp_len), id = static_cast<uint16_t>(hash + k);
-				st16(oip + 2, tot);
-				st16(oip + 4, id);
-				st16(oip + 10, csum_finish(uint64_t{o_base} + tot + id));
-			}
+			patch_outer(outer, fr.data, hdr_len + data_len, k);
 		} else if (tlen) {
 			copy_hdr(f, tmpl, tlen);
 		}
@@ -789,14 +838,13 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	if (e != GsoError::ok)
 		return errno_of(e);
 	switch (kind_of(pl, req)) {
-	case Kind::plain: {
-		const bool tcp = pl.p.l4_proto == kProtoTcp;
-		if (pl.p.ipv6)
-			return tcp ? plain_frames<true, true>(in, req, pl, out) : plain_frames<false, true>(in, req, pl, out);
-		return tcp ? plain_frames<true, false>(in, req, pl, out) : plain_frames<false, false>(in, req, pl, out);
-	}
+	case Kind::plain:
+		return seg_frames<false>(in, req, pl, out);
 	case Kind::tunnel:
-		return write_frames<Kind::tunnel>(in, req, pl, out);
+		// an outer checksum covers the inner frame: the general loop does that
+		if (req.geneve->udp_csum)
+			return write_frames<Kind::tunnel>(in, req, pl, out);
+		return seg_frames<true>(in, req, pl, out);
 	case Kind::general:
 		break;
 	}
