@@ -5,7 +5,8 @@
 // into spans, the buffers, and an optional corruption of one header byte.
 // Invariants: no out-of-bounds access (ASan/UBSan); on a clean packet every
 // successful result passes the independent checker (payloads concatenate
-// to the input, every checksum verifies).
+// to the input, every checksum verifies); the one-pass plan of the common
+// shape equals the general parser's and planner's wherever it is taken.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "../../user/src/gso/gso_internal.hpp"
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
 
@@ -110,6 +112,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		frames.push_back(GsoFrame{bufs.back().get(), cap});
 	}
 
+	if (auto d = gso_detail::plans_differ(spans, req, frames); d && !d->empty()) {
+		std::fprintf(stderr, "gso_fuzz: one-pass plan differs: %s\n", d->c_str());
+		std::abort();
+	}
 	GsoError why{};
 	int n = gso_segment(spans, req, frames, &why);
 	if (n > 0 && !corrupt && pkt.size() == b.build().size()) {

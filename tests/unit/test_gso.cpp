@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <map>
 #include <ostream>
 #include <string>
@@ -400,4 +401,59 @@ TEST(Gso, HeaderCopyWritesExactlyItsBytes)
 					[](std::byte b) { return b == std::byte{0xee}; }))
 			<< n;
 	}
+}
+
+// The one-pass plan of the common shape (untagged IPv4 without options or
+// IPv6 without extension headers, TCP/UDP, TSO/USO without Geneve) must fill
+// the plan exactly as the general parser and planner do, take the common
+// inputs (else this checks nothing), and leave everything else, every
+// corrupted header byte included, to the general code.
+TEST(Gso, OnePassPlanAgreesWithTheGeneralOne)
+{
+	struct Input {
+		Bytes b;
+		GsoType type;
+	};
+	std::vector<Input> inputs;
+	for (size_t payload : {1u, 1448u, 1449u, 4344u, 60000u}) {
+		inputs.push_back({tcp4(payload), GsoType::tso4});
+		inputs.push_back({tcp4(payload, 0x19, true), GsoType::tso4});
+		inputs.push_back({tcp4(payload, 0x18, false, true), GsoType::tso4});
+		inputs.push_back({tcp6(payload), GsoType::tso6});
+		inputs.push_back({tcp6(payload, true), GsoType::tso6});
+		inputs.push_back({udp4(payload), GsoType::uso4});
+		inputs.push_back({udp4(payload, false, 1), GsoType::uso4});
+		inputs.push_back({udp6(payload), GsoType::uso6});
+		inputs.push_back({udp6(payload, true), GsoType::uso6});
+	}
+	std::mt19937 rng(21);
+	size_t taken = 0, checked = 0;
+	for (const Input &in : inputs) {
+		for (int variant = 0; variant < 40; variant++) {
+			Bytes b = in.b;
+			// variant 0 as built; then one header byte changed at random
+			if (variant)
+				b[rng() % std::min<size_t>(b.size(), 80)] = static_cast<uint8_t>(rng());
+			for (GsoType t : {in.type, GsoType::tso4, GsoType::uso6, GsoType::ufo4}) {
+				for (uint16_t mss : {uint16_t{0}, uint16_t{536}, uint16_t{1448}}) {
+					for (int ntags : {0, 2, 3}) {
+						for (uint32_t cap : {2048u, 600u}) {
+							Slots s(64, cap);
+							const std::span<const std::byte> one[1] = {as_bytes(b)};
+							auto d = gso_detail::plans_differ(one, rq(t, mss, ntags), s.frames);
+							checked++;
+							if (!d)
+								continue;
+							taken++;
+							ASSERT_EQ(*d, "") << "input " << &in - inputs.data() << " variant " << variant
+									  << " " << to_string(t) << " mss " << mss << " tags "
+									  << ntags << " cap " << cap;
+						}
+					}
+				}
+			}
+		}
+	}
+	// the untagged IPv4/IPv6 TCP/UDP inputs of more than one mss
+	EXPECT_GT(taken, 400u) << "of " << checked;
 }

@@ -3,6 +3,8 @@
 // once (headers patched in place, payload copied with its checksum folded
 // into the copy, Geneve outer headers last).
 #include <cerrno>
+#include <optional>
+#include <string>
 
 #include "gso_internal.hpp"
 
@@ -52,6 +54,13 @@ constexpr uint16_t kIpMf = 0x2000;
 bool is_ufo(GsoType t)
 {
 	return t == GsoType::ufo4 || t == GsoType::ufo6;
+}
+
+// a / b rounded up, b > 0. IP and UDP lengths are 16-bit, so a fits 32 bits:
+// a 32-bit division, a good deal shorter than a 64-bit one.
+inline size_t div_up(size_t a, size_t b)
+{
+	return (static_cast<uint32_t>(a) + static_cast<uint32_t>(b) - 1) / static_cast<uint32_t>(b);
 }
 
 // Everything decided before the first byte is written.
@@ -201,7 +210,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 			// the first fragment must hold the whole UDP header
 			if (pl.step < pl.frag_prefix + 8)
 				return GsoError::mss_too_small;
-			pl.nframes = (pl.frag_total + pl.step - 1) / pl.step;
+			pl.nframes = div_up(pl.frag_total, pl.step);
 			if (!p.ipv6)
 				build_copied_options(pl);
 		} else {
@@ -213,7 +222,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 		pl.step = p.payload_len;
 	} else {
 		pl.step = req.mss;
-		pl.nframes = (p.payload_len + pl.step - 1) / pl.step;
+		pl.nframes = div_up(p.payload_len, pl.step);
 	}
 
 	if (pl.nframes > nbufs)
@@ -233,6 +242,76 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 			return out[k].cap < pl.outer_len + hdr + 1 ? GsoError::buffer_too_small : GsoError::mss_too_large;
 	}
 	return GsoError::ok;
+}
+
+// The common shape planned in one pass: the input in one span, Ethernet
+// without tags, IPv4 without options or IPv6 without extension headers, TCP
+// or UDP, TSO or USO without Geneve, more payload than one mss, and frame
+// buffers that fit. Fills pl exactly as make_plan would (gso_plans_agree,
+// run by the tests and the fuzzer, checks that); false for anything else,
+// errors included, which make_plan then decides.
+bool fast_plan(const Input &in, const GsoRequest &req, Plan &pl, std::span<GsoFrame> out)
+{
+	const size_t total = in.size();
+	const std::byte *h = in.contiguous(total);
+	const bool v6 = req.type == GsoType::tso6 || req.type == GsoType::uso6;
+	const bool tcp = req.type == GsoType::tso4 || req.type == GsoType::tso6;
+	if (!h || !(tcp || req.type == GsoType::uso4 || req.type == GsoType::uso6) || req.geneve || req.mss == 0 ||
+	    req.ntags > 2)
+		return false;
+	const size_t l3_len = v6 ? 40 : 20, l4_off = kMacLen + 2 + l3_len;
+	const uint8_t proto = tcp ? kProtoTcp : kProtoUdp;
+	if (total < l4_off + (tcp ? 20 : 8) || ld16(h + kMacLen) != (v6 ? kEthIpv6 : kEthIpv4))
+		return false;
+	const std::byte *ip = h + kMacLen + 2;
+	if (v6) {
+		if (std::to_integer<uint8_t>(ip[0]) >> 4 != 6 || size_t{ld16(ip + 4)} + 40 != total - 14 ||
+		    std::to_integer<uint8_t>(ip[6]) != proto)
+			return false;
+	} else if (std::to_integer<uint8_t>(ip[0]) != 0x45 || ld16(ip + 2) != total - 14 || (ld16(ip + 6) & 0x3fff) ||
+		   std::to_integer<uint8_t>(ip[9]) != proto) {
+		return false;
+	}
+	size_t l4_len = 8;
+	if (tcp) {
+		l4_len = static_cast<size_t>(std::to_integer<uint8_t>(h[l4_off + 12]) >> 4) * 4;
+		if (l4_len < 20 || l4_off + l4_len > total)
+			return false;
+	} else if (ld16(h + l4_off + 4) != total - l4_off) {
+		return false;
+	}
+	const size_t payload_off = l4_off + l4_len, payload_len = total - payload_off;
+	if (payload_len <= req.mss)
+		return false;
+	const size_t nframes = div_up(payload_len, req.mss);
+	const size_t l2_out = kMacLen + 2 + req.ntags * kVlanLen;
+	if (nframes > out.size())
+		return false;
+	const size_t need = l2_out + l3_len + l4_len + req.mss;
+	bool fits = true;
+	for (size_t k = 0; k < nframes; k++)
+		fits &= (out[k].cap >= need) & (out[k].data != nullptr);
+	if (!fits)
+		return false;
+	Parsed &p = pl.p;
+	p.hdr = h;
+	p.hdr_len = p.payload_off = payload_off;
+	p.l2_len = p.l3_off = kMacLen + 2;
+	p.l2_tags = 0;
+	p.ipv6 = v6;
+	p.l3_len = l3_len;
+	p.l4_proto = proto;
+	p.l4_off = l4_off;
+	p.l4_len = l4_len;
+	p.payload_len = payload_len;
+	if (v6) {
+		p.ip6_unfrag_len = 40;
+		p.ip6_unfrag_next_off = p.l3_off + 6;
+	}
+	pl.nframes = nframes;
+	pl.step = req.mss;
+	pl.l2_out = l2_out;
+	return true;
 }
 
 int errno_of(GsoError e)
@@ -832,6 +911,11 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 {
 	Input in(input);
 	Plan pl;
+	if (fast_plan(in, req, pl, out)) {
+		if (why)
+			*why = GsoError::ok;
+		return seg_frames<false>(in, req, pl, out);
+	}
 	GsoError e = make_plan(in, req, pl, out.size(), out);
 	if (why)
 		*why = e;
@@ -850,5 +934,46 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	}
 	return write_frames<Kind::general>(in, req, pl, out);
 }
+
+namespace gso_detail {
+
+std::optional<std::string> plans_differ(std::span<const std::span<const std::byte>> input, const GsoRequest &req,
+					std::span<GsoFrame> out)
+{
+	Input in(input);
+	Plan a, b;
+	if (!fast_plan(in, req, a, out))
+		return std::nullopt;
+	if (make_plan(in, req, b, out.size(), out) != GsoError::ok)
+		return "fast_plan took an input make_plan refuses";
+	const Parsed &x = a.p, &y = b.p;
+	std::string d;
+	auto cmp = [&d](const char *what, size_t u, size_t v) {
+		if (u != v)
+			d += std::string(what) + " " + std::to_string(u) + " != " + std::to_string(v) + "; ";
+	};
+	cmp("hdr", x.hdr == y.hdr || std::memcmp(x.hdr, y.hdr, x.hdr_len) == 0, 1);
+	cmp("hdr_len", x.hdr_len, y.hdr_len);
+	cmp("l2_len", x.l2_len, y.l2_len);
+	cmp("l2_tags", x.l2_tags, y.l2_tags);
+	cmp("ipv6", x.ipv6, y.ipv6);
+	cmp("l3_off", x.l3_off, y.l3_off);
+	cmp("l3_len", x.l3_len, y.l3_len);
+	cmp("l4_proto", x.l4_proto, y.l4_proto);
+	cmp("l4_off", x.l4_off, y.l4_off);
+	cmp("l4_len", x.l4_len, y.l4_len);
+	cmp("payload_off", x.payload_off, y.payload_off);
+	cmp("payload_len", x.payload_len, y.payload_len);
+	cmp("ip6_unfrag_len", x.ip6_unfrag_len, y.ip6_unfrag_len);
+	cmp("ip6_unfrag_next_off", x.ip6_unfrag_next_off, y.ip6_unfrag_next_off);
+	cmp("nframes", a.nframes, b.nframes);
+	cmp("step", a.step, b.step);
+	cmp("fragment", a.fragment, b.fragment);
+	cmp("l2_out", a.l2_out, b.l2_out);
+	cmp("outer_len", a.outer_len, b.outer_len);
+	return d;
+}
+
+} // namespace gso_detail
 
 } // namespace xoffload

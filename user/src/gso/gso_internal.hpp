@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "xoffload/packet/csum.hpp"
 #include "xoffload/gso/gso.hpp"
@@ -141,6 +143,12 @@ struct Parsed {
 };
 
 GsoError parse(const Input &in, Parsed &p) noexcept;
+
+// For tests and the fuzzer: where the one-pass plan of the common shape
+// differs from the general one ("" when they agree; nullopt when the fast
+// path does not take the input).
+std::optional<std::string> plans_differ(std::span<const std::span<const std::byte>> input, const GsoRequest &req,
+					std::span<GsoFrame> out);
 
 // 16-bit flow hash of the inner 5-tuple (outer UDP source port, IPv6 frag id).
 uint32_t flow_hash(const Parsed &p) noexcept;

@@ -115,14 +115,17 @@ __attribute__((target("avx2"))) inline __m256i madd_biased(__m256i v, __m256i bi
 // 128 bytes copied (Copy) and summed: the four vectors' madds added
 // pairwise, |lane| <= 2^18.
 template <bool Copy>
-__attribute__((target("avx2"))) inline __m256i avx2_round(uint8_t *d, const uint8_t *s, __m256i bias,
+__attribute__((target("avx2"))) inline __m256i avx2_round(uint8_t *d, const uint8_t *s, size_t i, __m256i bias,
 							   __m256i ones) noexcept
 {
+	s += i;
 	__m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s));
 	__m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + 32));
 	__m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + 64));
 	__m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + 96));
 	if constexpr (Copy) {
+		// d is null when only summing: offset only here
+		d += i;
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d), v0);
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 32), v1);
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 64), v2);
@@ -171,10 +174,10 @@ __attribute__((target("avx2"))) uint32_t avx2_sum(uint8_t *d, const uint8_t *s, 
 		// a lane of a0 gains |x| <= 2^19 per 256-byte round: 1024 rounds keep it < 2^29
 		size_t end = len - i > 1024 * 256 ? i + 1024 * 256 : len;
 		for (; i + 256 <= end; i += 256)
-			a0 = _mm256_add_epi32(a0, _mm256_add_epi32(avx2_round<Copy>(d + i, s + i, bias, ones),
-								  avx2_round<Copy>(d + i + 128, s + i + 128, bias, ones)));
+			a0 = _mm256_add_epi32(a0, _mm256_add_epi32(avx2_round<Copy>(d, s, i, bias, ones),
+								  avx2_round<Copy>(d, s, i + 128, bias, ones)));
 		if (i + 128 <= end) {
-			a0 = _mm256_add_epi32(a0, avx2_round<Copy>(d + i, s + i, bias, ones));
+			a0 = _mm256_add_epi32(a0, avx2_round<Copy>(d, s, i, bias, ones));
 			i += 128;
 		}
 		if (end == len) {
