@@ -584,12 +584,15 @@ template <bool Tcp, bool V6>
 enum class Kind {
 	plain,		// TSO/USO (or a single frame), no Geneve: the common case
 	tunnel,		// the same inside Geneve
-	general,	// anything, UFO fragments included
+	fragments,	// UFO fragments, no Geneve
+	general,	// anything: UFO fragments inside Geneve
 };
 
 Kind kind_of(const Plan &pl, const GsoRequest &req)
 {
-	return pl.fragment ? Kind::general : req.geneve ? Kind::tunnel : Kind::plain;
+	if (pl.fragment)
+		return req.geneve ? Kind::general : Kind::fragments;
+	return req.geneve ? Kind::tunnel : Kind::plain;
 }
 
 // Geneve without an outer checksum: the outer headers are a template with
@@ -690,13 +693,13 @@ int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span
 	return tcp ? seg_frames<true, false, Outer>(in, req, pl, out) : seg_frames<false, false, Outer>(in, req, pl, out);
 }
 
-// Writes the frames of a plan of kind K (tunnel or general).
+// Writes the frames of a plan of kind K (tunnel, fragments or general).
 template <Kind K>
 int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
 	static_assert(K != Kind::plain, "seg_frames writes those");
-	const bool fragment = K == Kind::general && pl.fragment;
-	const GeneveEncap *const geneve = req.geneve;
+	const bool fragment = K != Kind::tunnel && pl.fragment;
+	const GeneveEncap *const geneve = K == Kind::fragments ? nullptr : req.geneve;
 	const Parsed &p = pl.p;
 	const bool partial = req.csum == CsumMode::tx_metadata && !fragment;
 	const bool tcp = p.l4_proto == kProtoTcp;
@@ -929,6 +932,8 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		if (req.geneve->udp_csum)
 			return write_frames<Kind::tunnel>(in, req, pl, out);
 		return seg_frames<true>(in, req, pl, out);
+	case Kind::fragments:
+		return write_frames<Kind::fragments>(in, req, pl, out);
 	case Kind::general:
 		break;
 	}
