@@ -56,8 +56,9 @@ bool is_ufo(GsoType t)
 	return t == GsoType::ufo4 || t == GsoType::ufo6;
 }
 
-// a / b rounded up, b > 0. IP and UDP lengths are 16-bit, so a fits 32 bits:
-// a 32-bit division, a good deal shorter than a 64-bit one.
+// a / b rounded up, b > 0. a is a payload or datagram length the parser has
+// bounded by the 16-bit IP length fields (under 2^17), so it fits 32 bits: a
+// 32-bit division, a good deal shorter than a 64-bit one.
 inline size_t div_up(size_t a, size_t b)
 {
 	return (static_cast<uint32_t>(a) + static_cast<uint32_t>(b) - 1) / static_cast<uint32_t>(b);
@@ -247,7 +248,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 // The common shape planned in one pass: the input in one span, Ethernet
 // without tags, IPv4 without options or IPv6 without extension headers, TCP
 // or UDP, TSO or USO without Geneve, more payload than one mss, and frame
-// buffers that fit. Fills pl exactly as make_plan would (gso_plans_agree,
+// buffers that fit. Fills pl exactly as make_plan would (gso_detail::plans_differ,
 // run by the tests and the fuzzer, checks that); false for anything else,
 // errors included, which make_plan then decides.
 bool fast_plan(const Input &in, const GsoRequest &req, Plan &pl, std::span<GsoFrame> out)
@@ -521,7 +522,8 @@ Seg make_seg(const Plan &pl, const GsoRequest &req)
 // ID and checksum; TCP sequence and flags or UDP length) and its L4
 // checksum: pseudo-header + the patched fields + psum, the sum of its
 // data_len payload bytes (at an even offset: TCP and UDP headers are
-// multiples of 4 bytes), one fold.
+// multiples of 4 bytes), one fold. The lengths fit their 16-bit fields:
+// the parser bounded the input by the IP length fields.
 template <bool Tcp, bool V6>
 [[gnu::always_inline]] inline void patch_seg(const Seg &c, size_t k, std::byte *f, size_t data_len, uint32_t psum, GsoFrame &fr)
 {
@@ -719,12 +721,10 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	uint32_t ufo_sum = 0;
 	std::byte *ufo_udp = nullptr;
 
-	// TSO/USO: the inner headers of every frame are one template (tags
-	// inserted) with a few fields patched; their checksums start from sums
-	// taken once here over the template with those fields zeroed, so a frame
-	// adds only what changed (RFC 1624) instead of summing its headers again.
-	// One buffer holds both templates, the outer (Geneve) headers right in
-	// front of the inner ones, so that a frame's headers are one copy.
+	// Templates: the inner headers (tags inserted) of TSO/USO frames, their
+	// fields patched by patch_seg from the sums of make_seg, or of UFO
+	// fragments after the first; in front of them the outer (Geneve)
+	// headers, so that a frame's headers are one copy.
 	constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
 	std::array<std::byte, kOuterMax + kMaxHdr + 2 * kVlanLen> hdrs;
 	std::byte *const otmpl = hdrs.data();

@@ -96,7 +96,7 @@ alignas(64) constexpr uint8_t tail_mask[128] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 };
 
-// Signed sum of the 32-bit lanes of a + b (each lane |x| < 2^29).
+// Signed sum of the 32-bit lanes of a + b (a: |x| <= 2^29, b: < 2^19; the sum fits).
 __attribute__((target("avx2"))) inline int64_t hsum_s32(__m256i a, __m256i b) noexcept
 {
 	__m256i s = _mm256_add_epi32(a, b);
@@ -216,7 +216,7 @@ __attribute__((target("avx2"))) uint32_t avx2_sum(uint8_t *d, const uint8_t *s, 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-// Signed sum of the 32-bit lanes of a + b (each lane |x| < 2^28).
+// Signed sum of the 32-bit lanes of a + b (each |x| <= 2^28 + 2^17).
 __attribute__((target("avx512f,avx512bw"))) inline int64_t hsum512(__m512i a, __m512i b) noexcept
 {
 	return hsum_s32(_mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1)),
