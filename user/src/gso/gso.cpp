@@ -606,6 +606,10 @@ struct OuterTmpl {
 	uint32_t ip_base = 0;		// outer IPv4 header sum, lengths, ID and checksum left out
 	uint32_t hash = 0;		// outer IPv4 ID of frame 0
 	bool v6 = false;
+	// the template's lengths already set for an inner frame of full_inner
+	// bytes (preset_outer; 0: not set), ip_full = ip_base + that IPv4 length
+	size_t full_inner = 0;
+	uint32_t ip_full = 0;
 };
 
 // Writes the template into buf (pl.outer_len bytes).
@@ -635,8 +639,17 @@ OuterTmpl outer_template(const Plan &pl, const GsoRequest &req, uint32_t hash, s
 // is inner_len bytes, in its copy of the template.
 [[gnu::always_inline]] inline void patch_outer(const OuterTmpl &o, std::byte *frame, size_t inner_len, size_t k)
 {
-	const uint16_t udp_len = static_cast<uint16_t>(o.udp_over + inner_len);
 	std::byte *ip = frame + o.ip;
+	if (inner_len == o.full_inner) {
+		// the lengths came with the template: the ID and checksum remain
+		if (!o.v6) {
+			const uint16_t id = static_cast<uint16_t>(o.hash + k);
+			st16(ip + 4, id);
+			st16(ip + 10, csum_finish(uint64_t{o.ip_full} + id));
+		}
+		return;
+	}
+	const uint16_t udp_len = static_cast<uint16_t>(o.udp_over + inner_len);
 	st16(frame + o.udp + 4, udp_len);
 	if (o.v6) {
 		st16(ip + 4, udp_len);
@@ -646,6 +659,23 @@ OuterTmpl outer_template(const Plan &pl, const GsoRequest &req, uint32_t hash, s
 		st16(ip + 4, id);
 		st16(ip + 10, csum_finish(uint64_t{o.ip_base} + tot + id));
 	}
+}
+
+// Sets the template's lengths for an inner frame of inner_len bytes, the
+// size of every segment but maybe the last: those frames patch only the
+// outer IPv4 ID and checksum.
+void preset_outer(OuterTmpl &o, std::byte *buf, size_t inner_len)
+{
+	const uint16_t udp_len = static_cast<uint16_t>(o.udp_over + inner_len);
+	st16(buf + o.udp + 4, udp_len);
+	if (o.v6) {
+		st16(buf + o.ip + 4, udp_len);
+	} else {
+		const uint16_t tot = static_cast<uint16_t>(20 + udp_len);
+		st16(buf + o.ip + 2, tot);
+		o.ip_full = csum_add32(o.ip_base, tot);
+	}
+	o.full_inner = inner_len;
 }
 
 // TSO/USO, the common case: per frame the headers copied from the input (or,
@@ -665,6 +695,7 @@ int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span
 	OuterTmpl outer;
 	if constexpr (Outer) {
 		outer = outer_template(pl, req, flow_hash(pl.p), hdrs.data());
+		preset_outer(outer, hdrs.data(), seg.hdr_len + seg.step);
 		write_hdrs(l2, hdrs.data() + outer_len, seg.hdr_len);
 	}
 	const size_t hdr_len = outer_len + seg.hdr_len;
