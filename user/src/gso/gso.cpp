@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
-// The segmentation engine: plans the frames, then writes each one exactly
-// once (headers patched in place, payload copied with its checksum folded
-// into the copy, Geneve outer headers last).
+// The segmentation engine: plans the frames (the common shape in one pass),
+// then writes each one exactly once: headers copied from the input or a
+// template with a few fields patched (their checksums from sums taken once,
+// RFC 1624), the payload copied with its checksum folded into the copy, and
+// under a Geneve outer checksum the outer headers last. No frame reads back
+// bytes just stored (see make_seg).
 #include <cerrno>
 #include <optional>
 #include <string>
