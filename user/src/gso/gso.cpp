@@ -80,7 +80,7 @@ struct Plan {
 	// UFO
 	size_t frag_total = 0;		// fragmentable bytes (UFO4: UDP + payload)
 	size_t frag_prefix = 0;		// UFO6: extension headers after the unfragmentable part
-	std::array<std::byte, 40> v4_copied_opts{};
+	std::array<std::byte, 40> v4_copied_opts;	// the first v4_copied_len bytes set
 	size_t v4_copied_len = 0;	// padded copied options for later fragments
 };
 
@@ -254,7 +254,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 // buffers that fit. Fills pl exactly as make_plan would (gso_detail::plans_differ,
 // run by the tests and the fuzzer, checks that); false for anything else,
 // errors included, which make_plan then decides.
-bool fast_plan(const Input &in, const GsoRequest &req, Plan &pl, std::span<GsoFrame> out)
+[[gnu::always_inline]] inline bool fast_plan(const Input &in, const GsoRequest &req, Plan &pl, std::span<GsoFrame> out)
 {
 	const size_t total = in.size();
 	const std::byte *h = in.contiguous(total);
@@ -366,7 +366,7 @@ struct L2Prefix {
 	uint32_t tag1 = 0;		// bytes 16-19: the second tag
 };
 
-L2Prefix l2_prefix(const Plan &pl, const GsoRequest &req)
+[[gnu::always_inline]] inline L2Prefix l2_prefix(const Plan &pl, const GsoRequest &req)
 {
 	L2Prefix l2;
 	l2.h = pl.p.hdr;
@@ -485,7 +485,7 @@ struct Seg {
 // taken out in registers (subtracting x adds ~x): never from bytes just
 // stored, which a load could read only once every store before them, the
 // previous frames' cache misses included, had reached the cache.
-Seg make_seg(const Plan &pl, const GsoRequest &req)
+[[gnu::always_inline]] inline Seg make_seg(const Plan &pl, const GsoRequest &req)
 {
 	const Parsed &p = pl.p;
 	const bool tcp = p.l4_proto == kProtoTcp;
