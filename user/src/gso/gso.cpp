@@ -263,16 +263,16 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 	if (!h || !(tcp || req.type == GsoType::uso4 || req.type == GsoType::uso6) || req.geneve || req.mss == 0 ||
 	    req.ntags > 2)
 		return false;
-	const size_t l3_len = v6 ? 40 : 20, l4_off = kMacLen + 2 + l3_len;
+	const size_t l3_off = kMacLen + 2, l3_len = v6 ? 40 : 20, l4_off = l3_off + l3_len;
 	const uint8_t proto = tcp ? kProtoTcp : kProtoUdp;
 	if (total < l4_off + (tcp ? 20 : 8) || ld16(h + kMacLen) != (v6 ? kEthIpv6 : kEthIpv4))
 		return false;
-	const std::byte *ip = h + kMacLen + 2;
+	const std::byte *ip = h + l3_off;
 	if (v6) {
-		if (std::to_integer<uint8_t>(ip[0]) >> 4 != 6 || size_t{ld16(ip + 4)} + 40 != total - 14 ||
+		if (std::to_integer<uint8_t>(ip[0]) >> 4 != 6 || size_t{ld16(ip + 4)} + 40 != total - l3_off ||
 		    std::to_integer<uint8_t>(ip[6]) != proto)
 			return false;
-	} else if (std::to_integer<uint8_t>(ip[0]) != 0x45 || ld16(ip + 2) != total - 14 || (ld16(ip + 6) & 0x3fff) ||
+	} else if (std::to_integer<uint8_t>(ip[0]) != 0x45 || ld16(ip + 2) != total - l3_off || (ld16(ip + 6) & 0x3fff) ||
 		   std::to_integer<uint8_t>(ip[9]) != proto) {
 		return false;
 	}
@@ -288,7 +288,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 	if (payload_len <= req.mss)
 		return false;
 	const size_t nframes = div_up(payload_len, req.mss);
-	const size_t l2_out = kMacLen + 2 + req.ntags * kVlanLen;
+	const size_t l2_out = l3_off + req.ntags * kVlanLen;
 	if (nframes > out.size())
 		return false;
 	const size_t need = l2_out + l3_len + l4_len + req.mss;
@@ -300,7 +300,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 	Parsed &p = pl.p;
 	p.hdr = h;
 	p.hdr_len = p.payload_off = payload_off;
-	p.l2_len = p.l3_off = kMacLen + 2;
+	p.l2_len = p.l3_off = l3_off;
 	p.l2_tags = 0;
 	p.ipv6 = v6;
 	p.l3_len = l3_len;
