@@ -67,6 +67,19 @@ inline size_t div_up(size_t a, size_t b)
 	return (static_cast<uint32_t>(a) + static_cast<uint32_t>(b) - 1) / static_cast<uint32_t>(b);
 }
 
+// The longest Geneve outer headers: MACs, two tags, ethertype, IPv6, UDP,
+// Geneve and 252 bytes of options.
+constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
+
+// Whether the first n buffers all hold need bytes.
+inline bool frames_fit(std::span<const GsoFrame> out, size_t n, size_t need)
+{
+	bool fits = true;
+	for (size_t k = 0; k < n; k++)
+		fits &= (out[k].cap >= need) & (out[k].data != nullptr);
+	return fits;
+}
+
 // Everything decided before the first byte is written.
 struct Plan {
 	Parsed p;
@@ -236,9 +249,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 	// frame 0 is the largest (its headers are the longest, its data a full step)
 	size_t hdr0, data0;
 	frame_shape(pl, 0, hdr0, data0, pl.fragment);
-	bool fits = true;
-	for (size_t k = 0; k < pl.nframes; k++)
-		fits &= out[k].cap >= pl.outer_len + hdr0 + data0 && out[k].data;
+	const bool fits = frames_fit(out, pl.nframes, pl.outer_len + hdr0 + data0);
 	for (size_t k = 0; k < pl.nframes && !fits; k++) {
 		size_t hdr, data;
 		frame_shape(pl, k, hdr, data, pl.fragment);
@@ -291,11 +302,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 	const size_t l2_out = l3_off + req.ntags * kVlanLen;
 	if (nframes > out.size())
 		return false;
-	const size_t need = l2_out + l3_len + l4_len + req.mss;
-	bool fits = true;
-	for (size_t k = 0; k < nframes; k++)
-		fits &= (out[k].cap >= need) & (out[k].data != nullptr);
-	if (!fits)
+	if (!frames_fit(out, nframes, l2_out + l3_len + l4_len + req.mss))
 		return false;
 	Parsed &p = pl.p;
 	p.hdr = h;
@@ -638,29 +645,34 @@ OuterTmpl outer_template(const Plan &pl, const GsoRequest &req, uint32_t hash, s
 	return o;
 }
 
+// The outer UDP and IP length fields for an inner frame of inner_len bytes,
+// in a copy of the template; returns the IPv4 total length (IPv6: 0).
+[[gnu::always_inline]] inline uint16_t outer_lengths(const OuterTmpl &o, std::byte *frame, size_t inner_len)
+{
+	const uint16_t udp_len = static_cast<uint16_t>(o.udp_over + inner_len);
+	st16(frame + o.udp + 4, udp_len);
+	if (o.v6) {
+		st16(frame + o.ip + 4, udp_len);
+		return 0;
+	}
+	const uint16_t tot = static_cast<uint16_t>(20 + udp_len);
+	st16(frame + o.ip + 2, tot);
+	return tot;
+}
+
 // The lengths (and outer IPv4 ID and checksum) of frame k, whose inner frame
 // is inner_len bytes, in its copy of the template.
 [[gnu::always_inline]] inline void patch_outer(const OuterTmpl &o, std::byte *frame, size_t inner_len, size_t k)
 {
-	std::byte *ip = frame + o.ip;
-	if (inner_len == o.full_inner) {
-		// the lengths came with the template: the ID and checksum remain
-		if (!o.v6) {
-			const uint16_t id = static_cast<uint16_t>(o.hash + k);
-			st16(ip + 4, id);
-			st16(ip + 10, csum_finish(uint64_t{o.ip_full} + id));
-		}
-		return;
-	}
-	const uint16_t udp_len = static_cast<uint16_t>(o.udp_over + inner_len);
-	st16(frame + o.udp + 4, udp_len);
-	if (o.v6) {
-		st16(ip + 4, udp_len);
-	} else {
-		const uint16_t tot = static_cast<uint16_t>(20 + udp_len), id = static_cast<uint16_t>(o.hash + k);
-		st16(ip + 2, tot);
+	// a full segment's lengths came with the template (preset_outer)
+	uint32_t ip_sum = o.ip_full;
+	if (inner_len != o.full_inner)
+		ip_sum = csum_add32(o.ip_base, outer_lengths(o, frame, inner_len));
+	if (!o.v6) {
+		std::byte *ip = frame + o.ip;
+		const uint16_t id = static_cast<uint16_t>(o.hash + k);
 		st16(ip + 4, id);
-		st16(ip + 10, csum_finish(uint64_t{o.ip_base} + tot + id));
+		st16(ip + 10, csum_finish(uint64_t{ip_sum} + id));
 	}
 }
 
@@ -669,15 +681,9 @@ OuterTmpl outer_template(const Plan &pl, const GsoRequest &req, uint32_t hash, s
 // outer IPv4 ID and checksum.
 void preset_outer(OuterTmpl &o, std::byte *buf, size_t inner_len)
 {
-	const uint16_t udp_len = static_cast<uint16_t>(o.udp_over + inner_len);
-	st16(buf + o.udp + 4, udp_len);
-	if (o.v6) {
-		st16(buf + o.ip + 4, udp_len);
-	} else {
-		const uint16_t tot = static_cast<uint16_t>(20 + udp_len);
-		st16(buf + o.ip + 2, tot);
+	const uint16_t tot = outer_lengths(o, buf, inner_len);
+	if (!o.v6)
 		o.ip_full = csum_add32(o.ip_base, tot);
-	}
 	o.full_inner = inner_len;
 }
 
@@ -693,7 +699,6 @@ int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span
 	const bool want_sum = !seg.partial;
 	const size_t payload_off = pl.p.payload_off;
 	const size_t outer_len = Outer ? pl.outer_len : 0;
-	constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
 	std::array<std::byte, Outer ? kOuterMax + kMaxHdr : 1> hdrs;
 	OuterTmpl outer;
 	if constexpr (Outer) {
@@ -759,7 +764,6 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	// fields patched by patch_seg from the sums of make_seg, or of UFO
 	// fragments after the first; in front of them the outer (Geneve)
 	// headers, so that a frame's headers are one copy.
-	constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
 	std::array<std::byte, kOuterMax + kMaxHdr + 2 * kVlanLen> hdrs;
 	std::byte *const otmpl = hdrs.data();
 	std::byte *const tmpl = hdrs.data() + outer_len;

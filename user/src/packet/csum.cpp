@@ -172,7 +172,7 @@ __attribute__((target("avx2"))) uint32_t avx2_sum(uint8_t *d, const uint8_t *s, 
 		}
 	}
 	while (len - i >= 32) {
-		// a lane of a0 gains |x| <= 2^19 per 256-byte round: 1024 rounds keep it < 2^29
+		// a lane of a0 gains |x| <= 2^19 per 256-byte round: 1024 rounds keep it <= 2^29
 		size_t end = len - i > 1024 * 256 ? i + 1024 * 256 : len;
 		for (; i + 256 <= end; i += 256)
 			a0 = _mm256_add_epi32(a0, _mm256_add_epi32(avx2_round<Copy>(d, s, i, bias, ones),
