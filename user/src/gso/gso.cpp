@@ -97,6 +97,24 @@ struct Plan {
 	size_t v4_copied_len = 0;	// padded copied options for later fragments
 };
 
+// What the TSO/USO frame loop needs to know of a super-packet: where its
+// headers are and how it is cut. fast_plan fills it directly; shape_of takes
+// it from a plan.
+struct Shape {
+	const std::byte *hdr;		// the input's headers
+	size_t l3_off, l3_len, l4_off, l4_len;
+	size_t payload_off, payload_len;
+	size_t l2_out;			// inner L2 length with inserted tags
+	size_t nframes, step;
+};
+
+Shape shape_of(const Plan &pl)
+{
+	const Parsed &p = pl.p;
+	return Shape{p.hdr, p.l3_off, p.l3_len, p.l4_off, p.l4_len, p.payload_off, p.payload_len,
+		     pl.l2_out, pl.nframes, pl.step};
+}
+
 GsoError check_geneve(const GeneveEncap &g, Plan &pl)
 {
 	size_t n = g.options.size();
@@ -261,25 +279,23 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 
 // The common shape planned in one pass: the input in one span, Ethernet
 // without tags, IPv4 without options or IPv6 without extension headers, TCP
-// or UDP, TSO or USO without Geneve, more payload than one mss, and frame
-// buffers that fit. Fills pl exactly as make_plan would (gso_detail::plans_differ,
-// run by the tests and the fuzzer, checks that); false for anything else,
-// errors included, which make_plan then decides.
-[[gnu::always_inline]] inline bool fast_plan(const Input &in, const GsoRequest &req, Plan &pl, std::span<GsoFrame> out)
+// (Tcp) or UDP, TSO or USO without Geneve, more payload than one mss, and
+// frame buffers that fit. Fills s exactly as make_plan and shape_of would
+// (gso_detail::plans_differ, run by the tests and the fuzzer, checks that);
+// false for anything else, errors included, which make_plan then decides.
+template <bool Tcp, bool V6>
+[[gnu::always_inline]] inline bool fast_plan(const Input &in, const GsoRequest &req, std::span<GsoFrame> out, Shape &s)
 {
 	const size_t total = in.size();
 	const std::byte *h = in.contiguous(total);
-	const bool v6 = req.type == GsoType::tso6 || req.type == GsoType::uso6;
-	const bool tcp = req.type == GsoType::tso4 || req.type == GsoType::tso6;
-	if (!h || !(tcp || req.type == GsoType::uso4 || req.type == GsoType::uso6) || req.geneve || req.mss == 0 ||
-	    req.ntags > 2)
+	if (!h || req.geneve || req.mss == 0 || req.ntags > 2)
 		return false;
-	const size_t l3_off = kMacLen + 2, l3_len = v6 ? 40 : 20, l4_off = l3_off + l3_len;
-	const uint8_t proto = tcp ? kProtoTcp : kProtoUdp;
-	if (total < l4_off + (tcp ? 20 : 8) || ld16(h + kMacLen) != (v6 ? kEthIpv6 : kEthIpv4))
+	constexpr size_t l3_off = kMacLen + 2, l3_len = V6 ? 40 : 20, l4_off = l3_off + l3_len;
+	constexpr uint8_t proto = Tcp ? kProtoTcp : kProtoUdp;
+	if (total < l4_off + (Tcp ? 20 : 8) || ld16(h + kMacLen) != (V6 ? kEthIpv6 : kEthIpv4))
 		return false;
 	const std::byte *ip = h + l3_off;
-	if (v6) {
+	if constexpr (V6) {
 		if (std::to_integer<uint8_t>(ip[0]) >> 4 != 6 || size_t{ld16(ip + 4)} + 40 != total - l3_off ||
 		    std::to_integer<uint8_t>(ip[6]) != proto)
 			return false;
@@ -288,7 +304,7 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 		return false;
 	}
 	size_t l4_len = 8;
-	if (tcp) {
+	if constexpr (Tcp) {
 		l4_len = static_cast<size_t>(std::to_integer<uint8_t>(h[l4_off + 12]) >> 4) * 4;
 		if (l4_len < 20 || l4_off + l4_len > total)
 			return false;
@@ -300,28 +316,9 @@ GsoError make_plan(const Input &in, const GsoRequest &req, Plan &pl, size_t nbuf
 		return false;
 	const size_t nframes = div_up(payload_len, req.mss);
 	const size_t l2_out = l3_off + req.ntags * kVlanLen;
-	if (nframes > out.size())
+	if (nframes > out.size() || !frames_fit(out, nframes, l2_out + l3_len + l4_len + req.mss))
 		return false;
-	if (!frames_fit(out, nframes, l2_out + l3_len + l4_len + req.mss))
-		return false;
-	Parsed &p = pl.p;
-	p.hdr = h;
-	p.hdr_len = p.payload_off = payload_off;
-	p.l2_len = p.l3_off = l3_off;
-	p.l2_tags = 0;
-	p.ipv6 = v6;
-	p.l3_len = l3_len;
-	p.l4_proto = proto;
-	p.l4_off = l4_off;
-	p.l4_len = l4_len;
-	p.payload_len = payload_len;
-	if (v6) {
-		p.ip6_unfrag_len = 40;
-		p.ip6_unfrag_next_off = p.l3_off + 6;
-	}
-	pl.nframes = nframes;
-	pl.step = req.mss;
-	pl.l2_out = l2_out;
+	s = Shape{h, l3_off, l3_len, l4_off, l4_len, payload_off, payload_len, l2_out, nframes, req.mss};
 	return true;
 }
 
@@ -373,10 +370,10 @@ struct L2Prefix {
 	uint32_t tag1 = 0;		// bytes 16-19: the second tag
 };
 
-[[gnu::always_inline]] inline L2Prefix l2_prefix(const Plan &pl, const GsoRequest &req)
+[[gnu::always_inline]] inline L2Prefix l2_prefix(const std::byte *hdr, const GsoRequest &req)
 {
 	L2Prefix l2;
-	l2.h = pl.p.hdr;
+	l2.h = hdr;
 	l2.ntags = req.geneve ? 0 : req.ntags;
 	if (l2.ntags) {
 		uint32_t mac8;
@@ -407,7 +404,7 @@ struct L2Prefix {
 // MACs, inserted tags, the rest of the input's L2. Returns bytes written.
 size_t write_l2(const Plan &pl, const GsoRequest &req, std::byte *f)
 {
-	write_hdrs(l2_prefix(pl, req), f, pl.l2_out);
+	write_hdrs(l2_prefix(pl.p.hdr, req), f, pl.l2_out);
 	return pl.l2_out;
 }
 
@@ -492,39 +489,43 @@ struct Seg {
 // taken out in registers (subtracting x adds ~x): never from bytes just
 // stored, which a load could read only once every store before them, the
 // previous frames' cache misses included, had reached the cache.
-[[gnu::always_inline]] inline Seg make_seg(const Plan &pl, const GsoRequest &req)
+[[gnu::always_inline]] inline Seg make_seg(const Shape &s, bool tcp, bool v6, const GsoRequest &req)
 {
-	const Parsed &p = pl.p;
-	const bool tcp = p.l4_proto == kProtoTcp;
 	Seg c;
-	c.l3_at = pl.l2_out;
-	c.l4_at = c.l3_at + p.l3_len;
-	c.hdr_len = c.l4_at + p.l4_len;
-	c.nframes = pl.nframes;
-	c.step = pl.step;
-	c.payload_len = p.payload_len;
-	c.bump_id = !p.ipv6 && !req.fixed_ipid && pl.nframes > 1;
+	c.l3_at = s.l2_out;
+	c.l4_at = c.l3_at + s.l3_len;
+	c.hdr_len = c.l4_at + s.l4_len;
+	c.nframes = s.nframes;
+	c.step = s.step;
+	c.payload_len = s.payload_len;
+	c.bump_id = !v6 && !req.fixed_ipid && s.nframes > 1;
 	c.partial = req.csum == CsumMode::tx_metadata;
-	const std::byte *ip = p.hdr + p.l3_off, *l4 = p.hdr + p.l4_off;
+	const std::byte *ip = s.hdr + s.l3_off, *l4 = s.hdr + s.l4_off;
 	auto minus = [](uint16_t v) { return uint32_t{static_cast<uint16_t>(~v)}; };
-	if (p.ipv6) {
+	if (v6) {
 		c.ph_base = csum_hdr(ip + 8, 32);
 	} else {
 		c.id0 = ld16(ip + 4);
-		c.ip_base = csum_add32(csum_hdr(ip, p.l3_len),
-				       minus(ld16(ip + 2)) + minus(ld16(ip + 10)) + (c.bump_id ? minus(c.id0) : 0));
+		// the usual 20 bytes as a constant: the sum unrolled
+		const uint32_t ip_sum = s.l3_len == 20 ? csum_hdr(ip, 20) : csum_hdr(ip, s.l3_len);
+		c.ip_base = csum_add32(ip_sum, minus(ld16(ip + 2)) + minus(ld16(ip + 10)) + (c.bump_id ? minus(c.id0) : 0));
 		c.ph_base = csum_hdr(ip + 12, 8);
 	}
-	c.ph_base = csum_add32(c.ph_base, p.l4_proto);
+	c.ph_base = csum_add32(c.ph_base, tcp ? kProtoTcp : kProtoUdp);
 	uint32_t out_fields = minus(ld16(l4 + (tcp ? 16 : 6)));
+	uint32_t l4_sum;
 	if (tcp) {
 		c.seq0 = ld32(l4 + 4);
 		c.flags = std::to_integer<uint8_t>(l4[13]);
 		out_fields += minus(ld16(l4 + 4)) + minus(ld16(l4 + 6)) + minus(c.flags);
+		l4_sum = csum_hdr(l4, 20);
+		if (s.l4_len > 20)
+			l4_sum = csum_add32(l4_sum, csum_hdr(l4 + 20, s.l4_len - 20));
 	} else {
 		out_fields += minus(ld16(l4 + 4));
+		l4_sum = csum_hdr(l4, 8);
 	}
-	c.l4_base = csum_add32(csum_hdr(l4, p.l4_len), out_fields);
+	c.l4_base = csum_add32(l4_sum, out_fields);
 	return c;
 }
 
@@ -689,20 +690,21 @@ void preset_outer(OuterTmpl &o, std::byte *buf, size_t inner_len)
 
 // TSO/USO, the common case: per frame the headers copied from the input (or,
 // inside Geneve without an outer checksum, from the outer and inner
-// templates, Outer), the payload copied with its sum, the fields patched.
+// templates, Outer, which takes them from pl), the payload copied with its
+// sum, the fields patched.
 template <bool Tcp, bool V6, bool Outer>
-int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
+int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Plan *pl, std::span<GsoFrame> out) noexcept
 {
-	const Seg seg = make_seg(pl, req);
-	const L2Prefix l2 = l2_prefix(pl, req);
+	const Seg seg = make_seg(s, Tcp, V6, req);
+	const L2Prefix l2 = l2_prefix(s.hdr, req);
 	// the payload sum is needed unless the NIC does the L4 checksum
 	const bool want_sum = !seg.partial;
-	const size_t payload_off = pl.p.payload_off;
-	const size_t outer_len = Outer ? pl.outer_len : 0;
+	const size_t payload_off = s.payload_off;
+	const size_t outer_len = Outer ? pl->outer_len : 0;
 	std::array<std::byte, Outer ? kOuterMax + kMaxHdr : 1> hdrs;
 	OuterTmpl outer;
 	if constexpr (Outer) {
-		outer = outer_template(pl, req, flow_hash(pl.p), hdrs.data());
+		outer = outer_template(*pl, req, flow_hash(pl->p), hdrs.data());
 		preset_outer(outer, hdrs.data(), seg.hdr_len + seg.step);
 		write_hdrs(l2, hdrs.data() + outer_len, seg.hdr_len);
 	}
@@ -729,9 +731,39 @@ template <bool Outer>
 int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
 	const bool tcp = pl.p.l4_proto == kProtoTcp;
+	const Shape s = shape_of(pl);
 	if (pl.p.ipv6)
-		return tcp ? seg_frames<true, true, Outer>(in, req, pl, out) : seg_frames<false, true, Outer>(in, req, pl, out);
-	return tcp ? seg_frames<true, false, Outer>(in, req, pl, out) : seg_frames<false, false, Outer>(in, req, pl, out);
+		return tcp ? seg_frames<true, true, Outer>(in, req, s, &pl, out)
+			   : seg_frames<false, true, Outer>(in, req, s, &pl, out);
+	return tcp ? seg_frames<true, false, Outer>(in, req, s, &pl, out)
+		   : seg_frames<false, false, Outer>(in, req, s, &pl, out);
+}
+
+// The common shape (fast_plan) segmented without a plan: -1 when the input
+// is not of that shape.
+template <bool Tcp, bool V6>
+[[gnu::noinline]] int fast_segment(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
+{
+	Shape s;
+	if (!fast_plan<Tcp, V6>(in, req, out, s))
+		return -1;
+	return seg_frames<Tcp, V6, false>(in, req, s, nullptr, out);
+}
+
+int fast_segment(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
+{
+	switch (req.type) {
+	case GsoType::tso4:
+		return fast_segment<true, false>(in, req, out);
+	case GsoType::tso6:
+		return fast_segment<true, true>(in, req, out);
+	case GsoType::uso4:
+		return fast_segment<false, false>(in, req, out);
+	case GsoType::uso6:
+		return fast_segment<false, true>(in, req, out);
+	default:
+		return -1;
+	}
 }
 
 // Writes the frames of a plan of kind K (tunnel, fragments or general).
@@ -800,10 +832,10 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 			st32(fh + 4, req.ipv6_frag_id ? req.ipv6_frag_id : (hash | 1));
 		}
 	}
-	const Seg seg = fragment ? Seg{} : make_seg(pl, req);
+	const Seg seg = fragment ? Seg{} : make_seg(shape_of(pl), tcp, ipv6, req);
 	const size_t tmpl_len = seg.hdr_len, t_l3 = seg.l3_at;
 	if (!fragment)
-		write_hdrs(l2_prefix(pl, req), tmpl, tmpl_len);
+		write_hdrs(l2_prefix(p.hdr, req), tmpl, tmpl_len);
 
 	for (size_t k = 0; k < nframes; k++) {
 		GsoFrame &fr = out[k];
@@ -951,12 +983,12 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 		GsoError *why) noexcept
 {
 	Input in(input);
-	Plan pl;
-	if (fast_plan(in, req, pl, out)) {
+	if (const int n = fast_segment(in, req, out); n >= 0) {
 		if (why)
 			*why = GsoError::ok;
-		return seg_frames<false>(in, req, pl, out);
+		return n;
 	}
+	Plan pl;
 	GsoError e = make_plan(in, req, pl, out.size(), out);
 	if (why)
 		*why = e;
@@ -984,36 +1016,51 @@ std::optional<std::string> plans_differ(std::span<const std::span<const std::byt
 					std::span<GsoFrame> out)
 {
 	Input in(input);
-	Plan a, b;
-	if (!fast_plan(in, req, a, out))
+	Shape a;
+	bool fast = false;
+	switch (req.type) {
+	case GsoType::tso4:
+		fast = fast_plan<true, false>(in, req, out, a);
+		break;
+	case GsoType::tso6:
+		fast = fast_plan<true, true>(in, req, out, a);
+		break;
+	case GsoType::uso4:
+		fast = fast_plan<false, false>(in, req, out, a);
+		break;
+	case GsoType::uso6:
+		fast = fast_plan<false, true>(in, req, out, a);
+		break;
+	default:
+		break;
+	}
+	if (!fast)
 		return std::nullopt;
-	if (make_plan(in, req, b, out.size(), out) != GsoError::ok)
+	Plan pl;
+	if (make_plan(in, req, pl, out.size(), out) != GsoError::ok)
 		return "fast_plan took an input make_plan refuses";
-	const Parsed &x = a.p, &y = b.p;
+	const Shape b = shape_of(pl);
 	std::string d;
 	auto cmp = [&d](const char *what, size_t u, size_t v) {
 		if (u != v)
 			d += std::string(what) + " " + std::to_string(u) + " != " + std::to_string(v) + "; ";
 	};
-	cmp("hdr", x.hdr == y.hdr || std::memcmp(x.hdr, y.hdr, x.hdr_len) == 0, 1);
-	cmp("hdr_len", x.hdr_len, y.hdr_len);
-	cmp("l2_len", x.l2_len, y.l2_len);
-	cmp("l2_tags", x.l2_tags, y.l2_tags);
-	cmp("ipv6", x.ipv6, y.ipv6);
-	cmp("l3_off", x.l3_off, y.l3_off);
-	cmp("l3_len", x.l3_len, y.l3_len);
-	cmp("l4_proto", x.l4_proto, y.l4_proto);
-	cmp("l4_off", x.l4_off, y.l4_off);
-	cmp("l4_len", x.l4_len, y.l4_len);
-	cmp("payload_off", x.payload_off, y.payload_off);
-	cmp("payload_len", x.payload_len, y.payload_len);
-	cmp("ip6_unfrag_len", x.ip6_unfrag_len, y.ip6_unfrag_len);
-	cmp("ip6_unfrag_next_off", x.ip6_unfrag_next_off, y.ip6_unfrag_next_off);
+	cmp("hdr", a.hdr == b.hdr || std::memcmp(a.hdr, b.hdr, a.payload_off) == 0, 1);
+	cmp("l3_off", a.l3_off, b.l3_off);
+	cmp("l3_len", a.l3_len, b.l3_len);
+	cmp("l4_off", a.l4_off, b.l4_off);
+	cmp("l4_len", a.l4_len, b.l4_len);
+	cmp("payload_off", a.payload_off, b.payload_off);
+	cmp("payload_len", a.payload_len, b.payload_len);
+	cmp("l2_out", a.l2_out, b.l2_out);
 	cmp("nframes", a.nframes, b.nframes);
 	cmp("step", a.step, b.step);
-	cmp("fragment", a.fragment, b.fragment);
-	cmp("l2_out", a.l2_out, b.l2_out);
-	cmp("outer_len", a.outer_len, b.outer_len);
+	// what the fast path takes from the request's type, and the plain kind
+	const bool tcp = req.type == GsoType::tso4 || req.type == GsoType::tso6;
+	const bool v6 = req.type == GsoType::tso6 || req.type == GsoType::uso6;
+	cmp("tcp", tcp, pl.p.l4_proto == kProtoTcp);
+	cmp("ipv6", v6, pl.p.ipv6);
+	cmp("kind", static_cast<size_t>(kind_of(pl, req)), static_cast<size_t>(Kind::plain));
 	return d;
 }
 

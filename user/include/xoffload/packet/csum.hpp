@@ -58,16 +58,26 @@ constexpr uint32_t csum_swap(uint32_t s) noexcept
 }
 
 // csum_partial of a header: len a multiple of 4 (IPv4, TCP and UDP headers,
-// IPv6 addresses), inline, for the few words a header has. Native 32-bit
-// words summed in 64 bits, folded, then byte-swapped (RFC 1071, 2.B).
+// IPv6 addresses), inline, for the few words a header has. Native 64-bit
+// words added with end-around carry (2^64 == 1 mod 0xffff: one add and one
+// add-with-carry each), a last 32-bit word, folded, then byte-swapped (RFC
+// 1071, 2.B). Unrolled where len is a constant.
 inline uint32_t csum_hdr(const void *data, size_t len) noexcept
 {
 	const auto *p = static_cast<const unsigned char *>(data);
 	uint64_t s = 0;
-	for (size_t i = 0; i < len; i += 4) {
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		std::memcpy(&w, p + i, 8);
+		s += w;
+		s += s < w;
+	}
+	if (i < len) {
 		uint32_t w;
 		std::memcpy(&w, p + i, 4);
 		s += w;
+		s += s < w;
 	}
 	uint32_t x = csum_add32(static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32));
 	if constexpr (std::endian::native == std::endian::little)
