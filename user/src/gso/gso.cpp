@@ -477,6 +477,9 @@ struct Seg {
 	size_t l3_at = 0, l4_at = 0;	// in the inner frame (tags inserted)
 	size_t hdr_len = 0;		// the inner headers
 	size_t nframes = 0, step = 0, payload_len = 0;
+	size_t l3_over = 0, l4_over = 0;	// IP and L4 header bytes before a segment's data
+	// the sums, folded to 16 bits so that a segment's fields add up in 32:
+	// IPv4 header; L4 header + pseudo-header; pseudo-header alone (partial)
 	uint32_t ip_base = 0, l4_base = 0, ph_base = 0;
 	uint32_t seq0 = 0;
 	uint16_t id0 = 0;
@@ -495,6 +498,8 @@ struct Seg {
 	c.l3_at = s.l2_out;
 	c.l4_at = c.l3_at + s.l3_len;
 	c.hdr_len = c.l4_at + s.l4_len;
+	c.l3_over = c.hdr_len - c.l3_at;
+	c.l4_over = s.l4_len;
 	c.nframes = s.nframes;
 	c.step = s.step;
 	c.payload_len = s.payload_len;
@@ -508,7 +513,8 @@ struct Seg {
 		c.id0 = ld16(ip + 4);
 		// the usual 20 bytes as a constant: the sum unrolled
 		const uint32_t ip_sum = s.l3_len == 20 ? csum_hdr(ip, 20) : csum_hdr(ip, s.l3_len);
-		c.ip_base = csum_add32(ip_sum, minus(ld16(ip + 2)) + minus(ld16(ip + 10)) + (c.bump_id ? minus(c.id0) : 0));
+		c.ip_base = csum_fold16(
+			csum_add32(ip_sum, minus(ld16(ip + 2)) + minus(ld16(ip + 10)) + (c.bump_id ? minus(c.id0) : 0)));
 		c.ph_base = csum_hdr(ip + 12, 8);
 	}
 	c.ph_base = csum_add32(c.ph_base, tcp ? kProtoTcp : kProtoUdp);
@@ -525,7 +531,8 @@ struct Seg {
 		out_fields += minus(ld16(l4 + 4));
 		l4_sum = csum_hdr(l4, 8);
 	}
-	c.l4_base = csum_add32(l4_sum, out_fields);
+	c.l4_base = csum_fold16(uint64_t{csum_add32(l4_sum, out_fields)} + c.ph_base);
+	c.ph_base = csum_fold16(c.ph_base);
 	return c;
 }
 
@@ -540,13 +547,14 @@ template <bool Tcp, bool V6>
 {
 	constexpr size_t check_off = Tcp ? 16 : 6;
 	std::byte *ip = f + c.l3_at, *l4 = f + c.l4_at;
-	const size_t l4_total = c.hdr_len - c.l4_at + data_len;
-	uint64_t l4s = uint64_t{c.l4_base};	// what the left-out fields add back
+	// every term but psum is under 2^16: the sums stay 32-bit
+	const uint32_t l4_total = static_cast<uint32_t>(c.l4_over + data_len);
+	uint32_t l4s = c.l4_base + l4_total;	// the base and what the left-out fields add back
 	if constexpr (V6) {
-		st16(ip + 4, static_cast<uint16_t>(c.l4_at - c.l3_at - 40 + l4_total));
+		st16(ip + 4, static_cast<uint16_t>(c.l3_over - 40 + data_len));
 	} else {
-		const uint16_t tot = static_cast<uint16_t>(c.l4_at - c.l3_at + l4_total);
-		uint64_t is = uint64_t{c.ip_base} + tot;
+		const uint16_t tot = static_cast<uint16_t>(c.l3_over + data_len);
+		uint32_t is = c.ip_base + tot;
 		st16(ip + 2, tot);
 		if (c.bump_id) {
 			const uint16_t id = static_cast<uint16_t>(c.id0 + k);
@@ -569,14 +577,13 @@ template <bool Tcp, bool V6>
 		st16(l4 + 4, static_cast<uint16_t>(l4_total));
 		l4s += l4_total;
 	}
-	const uint64_t ps = uint64_t{c.ph_base} + (l4_total & 0xffff) + (l4_total >> 16);
 	if (c.partial) {
-		st16(l4 + check_off, csum_fold16(ps));
+		st16(l4 + check_off, csum_fold16(c.ph_base + l4_total));
 		fr.csum_partial = true;
 		fr.csum_start = static_cast<uint16_t>(l4 - fr.data);
 		fr.csum_offset = static_cast<uint16_t>(check_off);
 	} else {
-		const uint16_t cs = csum_finish(ps + l4s + psum);
+		const uint16_t cs = csum_finish(csum_add32(l4s, psum));
 		st16(l4 + check_off, !Tcp && cs == 0 ? 0xffff : cs);
 		fr.csum_partial = false;
 	}
