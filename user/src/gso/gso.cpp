@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gso_internal.hpp"
+#include "../packet/csum_kernel.hpp"
 
 namespace xoffload {
 
@@ -698,8 +699,9 @@ void preset_outer(OuterTmpl &o, std::byte *buf, size_t inner_len)
 // TSO/USO, the common case: per frame the headers copied from the input (or,
 // inside Geneve without an outer checksum, from the outer and inner
 // templates, Outer, which takes them from pl), the payload copied with its
-// sum, the fields patched.
-template <bool Tcp, bool V6, bool Outer>
+// sum, the fields patched. Avx2: the payload copied by the AVX2 kernel inline
+// (only from fast_segment_avx2: the input one span, s.hdr its start).
+template <bool Tcp, bool V6, bool Outer, bool Avx2 = false>
 int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Plan *pl, std::span<GsoFrame> out) noexcept
 {
 	const Seg seg = make_seg(s, Tcp, V6, req);
@@ -724,7 +726,20 @@ int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Pla
 		else
 			write_hdrs(l2, f, hdr_len);
 		const size_t data_len = seg_data(k, seg.nframes, seg.step, seg.payload_len);
-		const uint32_t psum = in.copy(f + hdr_len, payload_off + k * seg.step, data_len, want_sum);
+		uint32_t psum = 0;
+#if defined(__x86_64__)
+		if constexpr (Avx2) {
+			const std::byte *src = s.hdr + payload_off + k * seg.step;
+			if (want_sum)
+				psum = csum_detail::avx2_sum<true>(reinterpret_cast<uint8_t *>(f + hdr_len),
+								   reinterpret_cast<const uint8_t *>(src), data_len, 0);
+			else
+				std::memcpy(f + hdr_len, src, data_len);
+		} else
+#endif
+		{
+			psum = in.copy(f + hdr_len, payload_off + k * seg.step, data_len, want_sum);
+		}
 		patch_seg<Tcp, V6>(seg, k, f + outer_len, data_len, psum, fr);
 		if constexpr (Outer)
 			patch_outer(outer, f, seg.hdr_len + data_len, k);
@@ -757,8 +772,39 @@ template <bool Tcp, bool V6>
 	return seg_frames<Tcp, V6, false>(in, req, s, nullptr, out);
 }
 
+#if defined(__x86_64__)
+// fast_segment with the AVX2 copy+checksum inlined into the frame loop
+// (flatten: seg_frames inlined here, then the kernel into it): no call, no
+// spills around one, the vector constants kept across frames.
+template <bool Tcp, bool V6>
+[[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
+fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
+{
+	Shape s;
+	if (!fast_plan<Tcp, V6>(in, req, out, s))
+		return -1;
+	return seg_frames<Tcp, V6, false, true>(in, req, s, nullptr, out);
+}
+#endif
+
 int fast_segment(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
 {
+#if defined(__x86_64__)
+	if (csum_impl() == CsumImpl::avx2) {
+		switch (req.type) {
+		case GsoType::tso4:
+			return fast_segment_avx2<true, false>(in, req, out);
+		case GsoType::tso6:
+			return fast_segment_avx2<true, true>(in, req, out);
+		case GsoType::uso4:
+			return fast_segment_avx2<false, false>(in, req, out);
+		case GsoType::uso6:
+			return fast_segment_avx2<false, true>(in, req, out);
+		default:
+			return -1;
+		}
+	}
+#endif
 	switch (req.type) {
 	case GsoType::tso4:
 		return fast_segment<true, false>(in, req, out);
