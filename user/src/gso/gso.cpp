@@ -365,10 +365,12 @@ inline uint32_t tag_word(const GsoVlanTag &tag)
 // the inserted tags (none under Geneve: they go outside), composed once per
 // call in registers, so that no frame reads back a template just written.
 struct L2Prefix {
-	const std::byte *h = nullptr;	// the input's headers
+	const std::byte *h = nullptr;	// the input's headers (at least 42 bytes)
 	unsigned ntags = 0;
-	uint64_t q0 = 0, q1 = 0;	// bytes 0-7 and 8-15: MACs, the first tag
-	uint32_t tag1 = 0;		// bytes 16-19: the second tag
+	// tagged: the frame's first 32 bytes, MACs, tags and the input's bytes
+	// that follow them, so that the rest is copied from the input at the
+	// same offset as an untagged frame's
+	uint64_t q[4] = {};
 };
 
 [[gnu::always_inline]] inline L2Prefix l2_prefix(const std::byte *hdr, const GsoRequest &req)
@@ -377,11 +379,20 @@ struct L2Prefix {
 	l2.h = hdr;
 	l2.ntags = req.geneve ? 0 : req.ntags;
 	if (l2.ntags) {
-		uint32_t mac8;
-		std::memcpy(&l2.q0, l2.h, 8);
-		std::memcpy(&mac8, l2.h + 8, 4);
-		l2.q1 = mac8 | uint64_t{tag_word(req.tags[0])} << 32;
-		l2.tag1 = l2.ntags == 2 ? tag_word(req.tags[1]) : 0;
+		auto ld = [hdr](size_t at, size_t n) {
+			uint64_t v = 0;
+			std::memcpy(&v, hdr + at, n);
+			return v;
+		};
+		l2.q[0] = ld(0, 8);
+		l2.q[1] = ld(8, 4) | uint64_t{tag_word(req.tags[0])} << 32;
+		if (l2.ntags == 2) {
+			l2.q[2] = tag_word(req.tags[1]) | ld(12, 4) << 32;
+			l2.q[3] = ld(16, 8);
+		} else {
+			l2.q[2] = ld(12, 8);
+			l2.q[3] = ld(20, 8);
+		}
 	}
 	return l2;
 }
@@ -394,11 +405,13 @@ struct L2Prefix {
 		copy_hdr(f, l2.h, n);
 		return;
 	}
-	std::memcpy(f, &l2.q0, 8);
-	std::memcpy(f + 8, &l2.q1, 8);
-	if (l2.ntags == 2)
-		std::memcpy(f + 16, &l2.tag1, 4);
 	const size_t tags = l2.ntags * kVlanLen;
+	if (n >= 32) {
+		std::memcpy(f, l2.q, 32);
+		copy_hdr(f + 32, l2.h + 32 - tags, n - 32);
+		return;
+	}
+	std::memcpy(f, l2.q, kMacLen + tags);
 	copy_hdr(f + kMacLen + tags, l2.h + kMacLen, n - kMacLen - tags);
 }
 
@@ -700,7 +713,7 @@ void preset_outer(OuterTmpl &o, std::byte *buf, size_t inner_len)
 // inside Geneve without an outer checksum, from the outer and inner
 // templates, Outer, which takes them from pl), the payload copied with its
 // sum, the fields patched. Avx2: the payload copied by the AVX2 kernel inline
-// (only from fast_segment_avx2: the input one span, s.hdr its start).
+// (only from the target("avx2") callers below, for an input in one span).
 template <bool Tcp, bool V6, bool Outer, bool Avx2 = false>
 int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Plan *pl, std::span<GsoFrame> out) noexcept
 {
@@ -718,6 +731,7 @@ int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Pla
 		write_hdrs(l2, hdrs.data() + outer_len, seg.hdr_len);
 	}
 	const size_t hdr_len = outer_len + seg.hdr_len;
+	const std::byte *const whole = Avx2 ? in.contiguous(in.size()) : nullptr;
 	for (size_t k = 0; k < seg.nframes; k++) {
 		GsoFrame &fr = out[k];
 		std::byte *f = fr.data;
@@ -729,7 +743,7 @@ int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Pla
 		uint32_t psum = 0;
 #if defined(__x86_64__)
 		if constexpr (Avx2) {
-			const std::byte *src = s.hdr + payload_off + k * seg.step;
+			const std::byte *src = whole + payload_off + k * seg.step;
 			if (want_sum)
 				psum = csum_detail::avx2_sum<true>(reinterpret_cast<uint8_t *>(f + hdr_len),
 								   reinterpret_cast<const uint8_t *>(src), data_len, 0);
@@ -748,10 +762,31 @@ int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Pla
 	return static_cast<int>(seg.nframes);
 }
 
+#if defined(__x86_64__)
+// seg_frames for the plan's protocol and IP version, the AVX2 kernel inline
+// (see fast_segment_avx2).
+template <bool Outer>
+[[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
+seg_frames_avx2(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
+{
+	const bool tcp = pl.p.l4_proto == kProtoTcp;
+	const Shape s = shape_of(pl);
+	if (pl.p.ipv6)
+		return tcp ? seg_frames<true, true, Outer, true>(in, req, s, &pl, out)
+			   : seg_frames<false, true, Outer, true>(in, req, s, &pl, out);
+	return tcp ? seg_frames<true, false, Outer, true>(in, req, s, &pl, out)
+		   : seg_frames<false, false, Outer, true>(in, req, s, &pl, out);
+}
+#endif
+
 // seg_frames for the plan's protocol and IP version.
 template <bool Outer>
 int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
+#if defined(__x86_64__)
+	if (csum_impl() == CsumImpl::avx2 && in.contiguous(in.size()))
+		return seg_frames_avx2<Outer>(in, req, pl, out);
+#endif
 	const bool tcp = pl.p.l4_proto == kProtoTcp;
 	const Shape s = shape_of(pl);
 	if (pl.p.ipv6)
