@@ -72,13 +72,16 @@ inline size_t div_up(size_t a, size_t b)
 // Geneve and 252 bytes of options.
 constexpr size_t kOuterMax = 14 + 8 + 40 + 8 + kGeneveHdr + 252;
 
-// Whether the first n buffers all hold need bytes.
-inline bool frames_fit(std::span<const GsoFrame> out, size_t n, size_t need)
+// Whether the first n buffers all hold need bytes. Branches, not a flag
+// and-ed up: GCC kept such a flag in memory, stored as a byte and loaded as a
+// word, a load that waits until every older store, the previous call's
+// frames included, has reached the cache.
+[[gnu::always_inline]] inline bool frames_fit(std::span<const GsoFrame> out, size_t n, size_t need)
 {
-	bool fits = true;
 	for (size_t k = 0; k < n; k++)
-		fits &= (out[k].cap >= need) & (out[k].data != nullptr);
-	return fits;
+		if (out[k].cap < need || !out[k].data)
+			return false;
+	return true;
 }
 
 // Everything decided before the first byte is written.
@@ -370,7 +373,7 @@ struct L2Prefix {
 	// tagged: the frame's first 32 bytes, MACs, tags and the input's bytes
 	// that follow them, so that the rest is copied from the input at the
 	// same offset as an untagged frame's
-	uint64_t q[4] = {};
+	uint64_t q[4];	// set by l2_prefix (zeroed: a struct-wide initializer became a rep stos)
 };
 
 [[gnu::always_inline]] inline L2Prefix l2_prefix(const std::byte *hdr, const GsoRequest &req)
@@ -393,15 +396,19 @@ struct L2Prefix {
 			l2.q[2] = ld(12, 8);
 			l2.q[3] = ld(20, 8);
 		}
+	} else {
+		l2.q[0] = l2.q[1] = l2.q[2] = l2.q[3] = 0;
 	}
 	return l2;
 }
 
 // The first n bytes (n >= pl.l2_out) of a frame's inner headers: the
-// prefix, then the input's bytes from its own tags or ethertype on.
+// prefix, then the input's bytes from its own tags or ethertype on. Tags:
+// false where the caller knows that no tag is inserted.
+template <bool Tags = true>
 [[gnu::always_inline]] inline void write_hdrs(const L2Prefix &l2, std::byte *f, size_t n)
 {
-	if (l2.ntags == 0) {
+	if (!Tags || l2.ntags == 0) {
 		copy_hdr(f, l2.h, n);
 		return;
 	}
@@ -709,12 +716,33 @@ void preset_outer(OuterTmpl &o, std::byte *buf, size_t inner_len)
 	o.full_inner = inner_len;
 }
 
+// Copies the input's [off, off+len) to dst, returning its sum when
+// with_sum: Input::copy, or with Avx2 the AVX2 kernel inline (only in the
+// target("avx2") callers below, whole the input in one span).
+template <bool Avx2>
+[[gnu::always_inline]] inline uint32_t copy_payload(const Input &in, const std::byte *whole, std::byte *dst, size_t off,
+						    size_t len, bool with_sum)
+{
+#if defined(__x86_64__)
+	if constexpr (Avx2) {
+		if (!with_sum) {
+			std::memcpy(dst, whole + off, len);
+			return 0;
+		}
+		return csum_detail::avx2_sum<true>(reinterpret_cast<uint8_t *>(dst),
+						   reinterpret_cast<const uint8_t *>(whole + off), len, 0);
+	}
+#endif
+	(void)whole;
+	return in.copy(dst, off, len, with_sum);
+}
+
 // TSO/USO, the common case: per frame the headers copied from the input (or,
 // inside Geneve without an outer checksum, from the outer and inner
 // templates, Outer, which takes them from pl), the payload copied with its
-// sum, the fields patched. Avx2: the payload copied by the AVX2 kernel inline
-// (only from the target("avx2") callers below, for an input in one span).
-template <bool Tcp, bool V6, bool Outer, bool Avx2 = false>
+// sum, the fields patched. Avx2: see copy_payload. Tags: false where no tag
+// is inserted (Geneve puts them outside), a loop without the tagged prefix.
+template <bool Tcp, bool V6, bool Outer, bool Avx2 = false, bool Tags = !Outer>
 int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Plan *pl, std::span<GsoFrame> out) noexcept
 {
 	const Seg seg = make_seg(s, Tcp, V6, req);
@@ -728,7 +756,7 @@ int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Pla
 	if constexpr (Outer) {
 		outer = outer_template(*pl, req, flow_hash(pl->p), hdrs.data());
 		preset_outer(outer, hdrs.data(), seg.hdr_len + seg.step);
-		write_hdrs(l2, hdrs.data() + outer_len, seg.hdr_len);
+		write_hdrs<Tags>(l2, hdrs.data() + outer_len, seg.hdr_len);
 	}
 	const size_t hdr_len = outer_len + seg.hdr_len;
 	const std::byte *const whole = Avx2 ? in.contiguous(in.size()) : nullptr;
@@ -738,22 +766,10 @@ int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Pla
 		if constexpr (Outer)
 			copy_hdr(f, hdrs.data(), hdr_len);
 		else
-			write_hdrs(l2, f, hdr_len);
+			write_hdrs<Tags>(l2, f, hdr_len);
 		const size_t data_len = seg_data(k, seg.nframes, seg.step, seg.payload_len);
-		uint32_t psum = 0;
-#if defined(__x86_64__)
-		if constexpr (Avx2) {
-			const std::byte *src = whole + payload_off + k * seg.step;
-			if (want_sum)
-				psum = csum_detail::avx2_sum<true>(reinterpret_cast<uint8_t *>(f + hdr_len),
-								   reinterpret_cast<const uint8_t *>(src), data_len, 0);
-			else
-				std::memcpy(f + hdr_len, src, data_len);
-		} else
-#endif
-		{
-			psum = in.copy(f + hdr_len, payload_off + k * seg.step, data_len, want_sum);
-		}
+		const uint32_t psum =
+			copy_payload<Avx2>(in, whole, f + hdr_len, payload_off + k * seg.step, data_len, want_sum);
 		patch_seg<Tcp, V6>(seg, k, f + outer_len, data_len, psum, fr);
 		if constexpr (Outer)
 			patch_outer(outer, f, seg.hdr_len + data_len, k);
@@ -811,14 +827,22 @@ template <bool Tcp, bool V6>
 // fast_segment with the AVX2 copy+checksum inlined into the frame loop
 // (flatten: seg_frames inlined here, then the kernel into it): no call, no
 // spills around one, the vector constants kept across frames.
-template <bool Tcp, bool V6>
+// Compiled apart for untagged frames (Tags false), whose loop then holds no
+// tagged prefix in its registers.
+template <bool Tcp, bool V6, bool Tags>
 [[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
 fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
 {
 	Shape s;
 	if (!fast_plan<Tcp, V6>(in, req, out, s))
 		return -1;
-	return seg_frames<Tcp, V6, false, true>(in, req, s, nullptr, out);
+	return seg_frames<Tcp, V6, false, true, Tags>(in, req, s, nullptr, out);
+}
+
+template <bool Tcp, bool V6>
+int fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
+{
+	return req.ntags ? fast_segment_avx2<Tcp, V6, true>(in, req, out) : fast_segment_avx2<Tcp, V6, false>(in, req, out);
 }
 #endif
 
@@ -855,9 +879,11 @@ int fast_segment(const Input &in, const GsoRequest &req, std::span<GsoFrame> out
 }
 
 // Writes the frames of a plan of kind K (tunnel, fragments or general).
-template <Kind K>
+// Avx2: see copy_payload.
+template <Kind K, bool Avx2 = false>
 int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
+	const std::byte *const whole = Avx2 ? in.contiguous(in.size()) : nullptr;
 	static_assert(K != Kind::plain, "seg_frames writes those");
 	const bool fragment = K != Kind::tunnel && pl.fragment;
 	const GeneveEncap *const geneve = K == Kind::fragments ? nullptr : req.geneve;
@@ -951,7 +977,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 		uint32_t psum = 0;
 
 		if (!fragment) {
-			psum = in.copy(f + tmpl_len, payload_off + k * step, data_len, want_sum);
+			psum = copy_payload<Avx2>(in, whole, f + tmpl_len, payload_off + k * step, data_len, want_sum);
 			patch_seg(tcp, ipv6, seg, k, f, data_len, psum, fr);
 		} else {
 			// RFC 791 / RFC 8200 fragment k of the UDP datagram
@@ -1007,7 +1033,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 				}
 				size_t poff = at - udp_at - 8; // payload offset
 				size_t n = data_len - pos;
-				uint32_t s = in.copy(data + pos, payload_off + poff, n, true);
+				uint32_t s = copy_payload<Avx2>(in, whole, data + pos, payload_off + poff, n, true);
 				ufo_sum = csum_add(ufo_sum, s, 8 + poff);
 				psum = csum_add(psum, s, pos);
 				pos += n;
@@ -1055,6 +1081,28 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 	return static_cast<int>(nframes);
 }
 
+#if defined(__x86_64__)
+// write_frames with the AVX2 kernel inline (see fast_segment_avx2).
+template <Kind K>
+[[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
+write_frames_avx2(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
+{
+	return write_frames<K, true>(in, req, pl, out);
+}
+#endif
+
+// write_frames, with the AVX2 kernel inline where it is the checksum
+// implementation and the input is one span.
+template <Kind K>
+int frames_of(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
+{
+#if defined(__x86_64__)
+	if (csum_impl() == CsumImpl::avx2 && in.contiguous(in.size()))
+		return write_frames_avx2<K>(in, req, pl, out);
+#endif
+	return write_frames<K>(in, req, pl, out);
+}
+
 } // namespace
 
 int gso_count(std::span<const std::span<const std::byte>> input, const GsoRequest &req, GsoError *why) noexcept
@@ -1088,14 +1136,14 @@ int gso_segment(std::span<const std::span<const std::byte>> input, const GsoRequ
 	case Kind::tunnel:
 		// an outer checksum covers the inner frame: the general loop does that
 		if (req.geneve->udp_csum)
-			return write_frames<Kind::tunnel>(in, req, pl, out);
+			return frames_of<Kind::tunnel>(in, req, pl, out);
 		return seg_frames<true>(in, req, pl, out);
 	case Kind::fragments:
-		return write_frames<Kind::fragments>(in, req, pl, out);
+		return frames_of<Kind::fragments>(in, req, pl, out);
 	case Kind::general:
 		break;
 	}
-	return write_frames<Kind::general>(in, req, pl, out);
+	return frames_of<Kind::general>(in, req, pl, out);
 }
 
 namespace gso_detail {
