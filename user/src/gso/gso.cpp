@@ -717,8 +717,9 @@ void preset_outer(OuterTmpl &o, std::byte *buf, size_t inner_len)
 }
 
 // Copies the input's [off, off+len) to dst, returning its sum when
-// with_sum: Input::copy, or with Avx2 the AVX2 kernel inline (only in the
-// target("avx2") callers below, whole the input in one span).
+// with_sum: Input::copy, or with Avx2 the AVX2 kernel called directly, inline
+// where GCC flattens it in (only in the target("avx2") callers below, whole
+// the input in one span).
 template <bool Avx2>
 [[gnu::always_inline]] inline uint32_t copy_payload(const Input &in, const std::byte *whole, std::byte *dst, size_t off,
 						    size_t len, bool with_sum)
@@ -779,8 +780,16 @@ int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Pla
 }
 
 #if defined(__x86_64__)
-// seg_frames for the plan's protocol and IP version, the AVX2 kernel inline
-// (see fast_segment_avx2).
+// Whether the target("avx2") versions below may run: AVX2 is the checksum
+// implementation and the input is one span.
+bool avx2_path(const Input &in)
+{
+	return csum_impl() == CsumImpl::avx2 && in.contiguous(in.size());
+}
+
+// seg_frames for the plan's protocol and IP version, compiled for AVX2 (see
+// fast_segment_avx2; GCC 12 flattens it but keeps the kernel out of line
+// here: a direct call, not through csum_copy_fn).
 template <bool Outer>
 [[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
 seg_frames_avx2(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
@@ -800,7 +809,7 @@ template <bool Outer>
 int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
 #if defined(__x86_64__)
-	if (csum_impl() == CsumImpl::avx2 && in.contiguous(in.size()))
+	if (avx2_path(in))
 		return seg_frames_avx2<Outer>(in, req, pl, out);
 #endif
 	const bool tcp = pl.p.l4_proto == kProtoTcp;
@@ -846,36 +855,31 @@ int fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame
 }
 #endif
 
-int fast_segment(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
+// fn.template operator()<Tcp, V6>() for a TSO/USO type, -1 for the others.
+template <typename F>
+int by_type(GsoType t, F &&fn)
 {
-#if defined(__x86_64__)
-	if (csum_impl() == CsumImpl::avx2) {
-		switch (req.type) {
-		case GsoType::tso4:
-			return fast_segment_avx2<true, false>(in, req, out);
-		case GsoType::tso6:
-			return fast_segment_avx2<true, true>(in, req, out);
-		case GsoType::uso4:
-			return fast_segment_avx2<false, false>(in, req, out);
-		case GsoType::uso6:
-			return fast_segment_avx2<false, true>(in, req, out);
-		default:
-			return -1;
-		}
-	}
-#endif
-	switch (req.type) {
+	switch (t) {
 	case GsoType::tso4:
-		return fast_segment<true, false>(in, req, out);
+		return fn.template operator()<true, false>();
 	case GsoType::tso6:
-		return fast_segment<true, true>(in, req, out);
+		return fn.template operator()<true, true>();
 	case GsoType::uso4:
-		return fast_segment<false, false>(in, req, out);
+		return fn.template operator()<false, false>();
 	case GsoType::uso6:
-		return fast_segment<false, true>(in, req, out);
+		return fn.template operator()<false, true>();
 	default:
 		return -1;
 	}
+}
+
+int fast_segment(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
+{
+#if defined(__x86_64__)
+	if (csum_impl() == CsumImpl::avx2)
+		return by_type(req.type, [&]<bool Tcp, bool V6>() { return fast_segment_avx2<Tcp, V6>(in, req, out); });
+#endif
+	return by_type(req.type, [&]<bool Tcp, bool V6>() { return fast_segment<Tcp, V6>(in, req, out); });
 }
 
 // Writes the frames of a plan of kind K (tunnel, fragments or general).
@@ -1082,7 +1086,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 }
 
 #if defined(__x86_64__)
-// write_frames with the AVX2 kernel inline (see fast_segment_avx2).
+// write_frames compiled for AVX2 (see seg_frames_avx2).
 template <Kind K>
 [[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
 write_frames_avx2(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
@@ -1091,13 +1095,12 @@ write_frames_avx2(const Input &in, const GsoRequest &req, const Plan &pl, std::s
 }
 #endif
 
-// write_frames, with the AVX2 kernel inline where it is the checksum
-// implementation and the input is one span.
+// write_frames, its AVX2 version where avx2_path allows.
 template <Kind K>
 int frames_of(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
 #if defined(__x86_64__)
-	if (csum_impl() == CsumImpl::avx2 && in.contiguous(in.size()))
+	if (avx2_path(in))
 		return write_frames_avx2<K>(in, req, pl, out);
 #endif
 	return write_frames<K>(in, req, pl, out);
@@ -1153,24 +1156,7 @@ std::optional<std::string> plans_differ(std::span<const std::span<const std::byt
 {
 	Input in(input);
 	Shape a;
-	bool fast = false;
-	switch (req.type) {
-	case GsoType::tso4:
-		fast = fast_plan<true, false>(in, req, out, a);
-		break;
-	case GsoType::tso6:
-		fast = fast_plan<true, true>(in, req, out, a);
-		break;
-	case GsoType::uso4:
-		fast = fast_plan<false, false>(in, req, out, a);
-		break;
-	case GsoType::uso6:
-		fast = fast_plan<false, true>(in, req, out, a);
-		break;
-	default:
-		break;
-	}
-	if (!fast)
+	if (by_type(req.type, [&]<bool Tcp, bool V6>() { return int{fast_plan<Tcp, V6>(in, req, out, a)}; }) <= 0)
 		return std::nullopt;
 	Plan pl;
 	if (make_plan(in, req, pl, out.size(), out) != GsoError::ok)
