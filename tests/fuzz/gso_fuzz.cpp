@@ -98,7 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	std::vector<std::unique_ptr<std::byte[]>> blocks;
 	std::vector<std::span<const std::byte>> spans;
 	for (auto [a, z] : {std::pair{size_t{0}, cut1}, std::pair{cut1, cut2}, std::pair{cut2, pkt.size()}}) {
-		blocks.emplace_back(new std::byte[z - a + 1]);
+		// exactly the span's bytes (one for an empty span): a 1-byte overread shows
+		blocks.emplace_back(new std::byte[z > a ? z - a : 1]);
 		std::memcpy(blocks.back().get(), pkt.data() + a, z - a);
 		spans.emplace_back(blocks.back().get(), z - a);
 	}

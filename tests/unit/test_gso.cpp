@@ -250,10 +250,12 @@ TEST_P(GsoTable, FramesVerify)
 INSTANTIATE_TEST_SUITE_P(Rows, GsoTable, ::testing::ValuesIn(rows()),
 			 [](const auto &info) { return std::string(info.param.name); });
 
-// The engine's common path inlines the AVX2 copy+checksum kernel, the others
-// call the implementation csum_copy_fn() names: every row, and odd segment
-// lengths, give the same frames byte for byte under every implementation this
-// CPU has (the scalar one always), whole and with the headers split.
+// Where AVX2 is the checksum implementation and the input is one span, the
+// engine runs versions compiled for AVX2 that call its kernel directly
+// (inline on the common path); otherwise it calls what csum_copy_fn() names.
+// Every row, and odd segment lengths, give the same frames byte for byte
+// under every implementation this CPU has (the scalar one always), whole
+// (the AVX2 versions) and with the headers split (the others).
 TEST(Gso, EveryChecksumImplementationWritesTheSameFrames)
 {
 	struct Saved {

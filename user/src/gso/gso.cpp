@@ -364,16 +364,18 @@ inline uint32_t tag_word(const GsoVlanTag &tag)
 	return __builtin_bswap32(uint32_t{tag.tpid} << 16 | tci);
 }
 
-// The start of a frame's inner headers as it goes out: the input's MACs and
-// the inserted tags (none under Geneve: they go outside), composed once per
-// call in registers, so that no frame reads back a template just written.
+// The start of a frame's inner headers as it goes out: the input's MACs, the
+// inserted tags (none under Geneve: they go outside) and the input's bytes
+// after them up to byte 32, composed once per call from the input's bytes,
+// so that no frame reads back a template just written with smaller stores.
 struct L2Prefix {
 	const std::byte *h = nullptr;	// the input's headers (at least 42 bytes)
 	unsigned ntags = 0;
 	// tagged: the frame's first 32 bytes, MACs, tags and the input's bytes
 	// that follow them, so that the rest is copied from the input at the
 	// same offset as an untagged frame's
-	uint64_t q[4];	// set by l2_prefix (zeroed: a struct-wide initializer became a rep stos)
+	uint64_t q[4];	// set by l2_prefix, zero when untagged (no member initializer:
+			// GCC zeroed the whole struct with rep stos)
 };
 
 [[gnu::always_inline]] inline L2Prefix l2_prefix(const std::byte *hdr, const GsoRequest &req)
@@ -568,7 +570,9 @@ template <bool Tcp, bool V6>
 {
 	constexpr size_t check_off = Tcp ? 16 : 6;
 	std::byte *ip = f + c.l3_at, *l4 = f + c.l4_at;
-	// every term but psum is under 2^16: the sums stay 32-bit
+	// every term but psum is under 2^16 (l4_total too: parse and fast_plan
+	// require the IP length fields to match the input, jumbograms refused):
+	// the sums stay 32-bit
 	const uint32_t l4_total = static_cast<uint32_t>(c.l4_over + data_len);
 	uint32_t l4s = c.l4_base + l4_total;	// the base and what the left-out fields add back
 	if constexpr (V6) {
