@@ -406,15 +406,17 @@ struct L2Prefix {
 
 // The first n bytes (n >= pl.l2_out) of a frame's inner headers: the
 // prefix, then the input's bytes from its own tags or ethertype on. Tags:
-// false where the caller knows that no tag is inserted.
-template <bool Tags = true>
+// how many tags are inserted where the caller knows it at compile time, -1
+// where it does not.
+template <int Tags = -1>
 [[gnu::always_inline]] inline void write_hdrs(const L2Prefix &l2, std::byte *f, size_t n)
 {
-	if (!Tags || l2.ntags == 0) {
+	const unsigned ntags = Tags >= 0 ? static_cast<unsigned>(Tags) : l2.ntags;
+	if (ntags == 0) {
 		copy_hdr(f, l2.h, n);
 		return;
 	}
-	const size_t tags = l2.ntags * kVlanLen;
+	const size_t tags = ntags * kVlanLen;
 	if (n >= 32) {
 		std::memcpy(f, l2.q, 32);
 		copy_hdr(f + 32, l2.h + 32 - tags, n - 32);
@@ -745,9 +747,10 @@ template <bool Avx2>
 // TSO/USO, the common case: per frame the headers copied from the input (or,
 // inside Geneve without an outer checksum, from the outer and inner
 // templates, Outer, which takes them from pl), the payload copied with its
-// sum, the fields patched. Avx2: see copy_payload. Tags: false where no tag
-// is inserted (Geneve puts them outside), a loop without the tagged prefix.
-template <bool Tcp, bool V6, bool Outer, bool Avx2 = false, bool Tags = !Outer>
+// sum, the fields patched. Avx2: see copy_payload. Tags: the number of tags
+// inserted where known at compile time (none under Geneve: they go outside),
+// -1 where not (see write_hdrs).
+template <bool Tcp, bool V6, bool Outer, bool Avx2 = false, int Tags = Outer ? 0 : -1>
 int seg_frames(const Input &in, const GsoRequest &req, const Shape &s, const Plan *pl, std::span<GsoFrame> out) noexcept
 {
 	const Seg seg = make_seg(s, Tcp, V6, req);
@@ -840,9 +843,9 @@ template <bool Tcp, bool V6>
 // fast_segment with the AVX2 copy+checksum inlined into the frame loop
 // (flatten: seg_frames inlined here, then the kernel into it): no call, no
 // spills around one, the vector constants kept across frames.
-// Compiled apart for untagged frames (Tags false), whose loop then holds no
-// tagged prefix in its registers.
-template <bool Tcp, bool V6, bool Tags>
+// Compiled apart for each number of inserted tags (Tags): the untagged loop
+// holds no tagged prefix, the tagged ones test nothing for it.
+template <bool Tcp, bool V6, int Tags>
 [[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
 fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
 {
@@ -855,7 +858,10 @@ fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame> ou
 template <bool Tcp, bool V6>
 int fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
 {
-	return req.ntags ? fast_segment_avx2<Tcp, V6, true>(in, req, out) : fast_segment_avx2<Tcp, V6, false>(in, req, out);
+	// more than two tags: fast_plan refuses them, the general code says why
+	return req.ntags == 0   ? fast_segment_avx2<Tcp, V6, 0>(in, req, out)
+	       : req.ntags == 1 ? fast_segment_avx2<Tcp, V6, 1>(in, req, out)
+				: fast_segment_avx2<Tcp, V6, 2>(in, req, out);
 }
 #endif
 
