@@ -88,14 +88,14 @@ __attribute__((target("avx512f,avx512bw"))) uint32_t avx512_sum(uint8_t *d, cons
 				i = len;
 				acc += hsum512(a0, a1);
 				uint64_t native = static_cast<uint64_t>(acc) + uint64_t{32768} * ((len + (64 - r)) / 2);
-				return csum_add32(sum, native_to_be(native));
+				return csum_add32(sum, csum_native_to_be(native));
 			}
 		}
 		acc += hsum512(a0, a1);
 		a0 = a1 = _mm512_setzero_si512();
 	}
 	uint64_t native = static_cast<uint64_t>(acc) + uint64_t{32768} * (i / 2);
-	sum = csum_add32(sum, native_to_be(native));
+	sum = csum_add32(sum, csum_native_to_be(native));
 	return i == len ? sum : scalar_copy(Copy ? d + i : nullptr, s + i, len - i, sum, Copy);
 }
 

@@ -29,20 +29,6 @@ inline uint64_t sum_tail(const uint8_t *p, size_t n) noexcept
 	return s;
 }
 
-// Sums 8-byte words in native (little-endian) order: the ones-complement sum
-// is byte-order independent up to a final swap (RFC 1071, 2.B).
-inline uint64_t add64(uint64_t a, uint64_t b) noexcept
-{
-	a += b;
-	return a + (a < b);
-}
-
-// A sum of native (little-endian) words as a partial sum of big-endian words.
-inline uint32_t native_to_be(uint64_t s) noexcept
-{
-	return csum_swap(csum_add32(static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32)));
-}
-
 inline uint32_t scalar_copy(void *dst, const void *src, size_t len, uint32_t sum, bool copy) noexcept
 {
 	const uint8_t *s = static_cast<const uint8_t *>(src);
@@ -55,17 +41,17 @@ inline uint32_t scalar_copy(void *dst, const void *src, size_t len, uint32_t sum
 		std::memcpy(w, s + i, 32);
 		if (copy)
 			std::memcpy(d + i, w, 32);
-		acc = add64(acc, w[0]);
-		acc = add64(acc, w[1]);
-		acc = add64(acc, w[2]);
-		acc = add64(acc, w[3]);
+		acc = csum_add64(acc, w[0]);
+		acc = csum_add64(acc, w[1]);
+		acc = csum_add64(acc, w[2]);
+		acc = csum_add64(acc, w[3]);
 	}
 	for (; i + 8 <= len; i += 8) {
 		uint64_t w;
 		std::memcpy(&w, s + i, 8);
 		if (copy)
 			std::memcpy(d + i, &w, 8);
-		acc = add64(acc, w);
+		acc = csum_add64(acc, w);
 	}
 	uint64_t tail = 0;
 	if (i < len) {
@@ -73,7 +59,7 @@ inline uint32_t scalar_copy(void *dst, const void *src, size_t len, uint32_t sum
 			std::memcpy(d + i, s + i, len - i);
 		tail = sum_tail(s + i, len - i);
 	}
-	return csum_add32(csum_add32(sum, native_to_be(acc)), static_cast<uint32_t>(tail));
+	return csum_add32(csum_add32(sum, csum_native_to_be(acc)), static_cast<uint32_t>(tail));
 }
 
 #if defined(__x86_64__)
@@ -206,7 +192,7 @@ __attribute__((target("avx2"))) inline uint32_t avx2_sum(uint8_t *d, const uint8
 	// every word summed in vectors was 32768 low (masked-off words added 0
 	// and are not counted: head + body + tail words == i / 2)
 	uint64_t native = static_cast<uint64_t>(acc) + uint64_t{32768} * (i / 2);
-	sum = csum_add32(sum, native_to_be(native));
+	sum = csum_add32(sum, csum_native_to_be(native));
 	return i == len ? sum : scalar_copy(Copy ? d + i : nullptr, s + i, len - i, sum, Copy);
 }
 

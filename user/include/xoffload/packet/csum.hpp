@@ -33,6 +33,14 @@ constexpr uint32_t csum_add32(uint32_t a, uint32_t b) noexcept
 	return s + (s < b);
 }
 
+// The same for sums of native 64-bit words (2^64 == 1 mod 0xffff): one add
+// and one add-with-carry.
+constexpr uint64_t csum_add64(uint64_t a, uint64_t b) noexcept
+{
+	a += b;
+	return a + (a < b);
+}
+
 // Folds a partial sum to 16 bits (not complemented), branch-free: 64 -> 32
 // with end-around carry, then the two halves added so that the carry out of
 // the low half lands in the high half (x + rotate(x, 16)).
@@ -57,11 +65,21 @@ constexpr uint32_t csum_swap(uint32_t s) noexcept
 	return ((s & 0x00ff00ffu) << 8) | ((s >> 8) & 0x00ff00ffu);
 }
 
+// A sum of native words as a 32-bit partial sum of big-endian words: the
+// ones-complement sum is byte-order independent up to a final swap (RFC
+// 1071, 2.B).
+constexpr uint32_t csum_native_to_be(uint64_t s) noexcept
+{
+	uint32_t x = csum_add32(static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32));
+	if constexpr (std::endian::native == std::endian::little)
+		x = csum_swap(x);
+	return x;
+}
+
 // csum_partial of a header: len a multiple of 4 (IPv4, TCP and UDP headers,
-// IPv6 addresses), inline, for the few words a header has. Native 64-bit
-// words added with end-around carry (2^64 == 1 mod 0xffff: one add and one
-// add-with-carry each), a last 32-bit word, folded, then byte-swapped (RFC
-// 1071, 2.B). Unrolled where len is a constant.
+// IPv6 addresses), inline, for the few words a header has: native 64-bit
+// words (csum_add64), a last 32-bit word, then csum_native_to_be. Unrolled
+// where len is a constant.
 inline uint32_t csum_hdr(const void *data, size_t len) noexcept
 {
 	const auto *p = static_cast<const unsigned char *>(data);
@@ -70,19 +88,14 @@ inline uint32_t csum_hdr(const void *data, size_t len) noexcept
 	for (; i + 8 <= len; i += 8) {
 		uint64_t w;
 		std::memcpy(&w, p + i, 8);
-		s += w;
-		s += s < w;
+		s = csum_add64(s, w);
 	}
 	if (i < len) {
 		uint32_t w;
 		std::memcpy(&w, p + i, 4);
-		s += w;
-		s += s < w;
+		s = csum_add64(s, w);
 	}
-	uint32_t x = csum_add32(static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32));
-	if constexpr (std::endian::native == std::endian::little)
-		x = csum_swap(x);
-	return x;
+	return csum_native_to_be(s);
 }
 
 // Adds two partial sums; 'part' started 'offset' bytes after the start of
