@@ -616,14 +616,29 @@ template <bool Tcp, bool V6>
 	}
 }
 
-// patch_seg for a protocol known only at run time.
-[[gnu::always_inline]] inline void patch_seg(bool tcp, bool v6, const Seg &c, size_t k, std::byte *f, size_t data_len, uint32_t psum,
-		      GsoFrame &fr)
+// fn.template operator()<Tcp, V6>() for a protocol and IP version known
+// only at run time: the one place that turns them into template arguments.
+template <typename F>
+[[gnu::always_inline]] inline decltype(auto) by_proto(bool tcp, bool v6, F &&fn)
 {
 	if (tcp)
-		v6 ? patch_seg<true, true>(c, k, f, data_len, psum, fr) : patch_seg<true, false>(c, k, f, data_len, psum, fr);
-	else
-		v6 ? patch_seg<false, true>(c, k, f, data_len, psum, fr) : patch_seg<false, false>(c, k, f, data_len, psum, fr);
+		return v6 ? fn.template operator()<true, true>() : fn.template operator()<true, false>();
+	return v6 ? fn.template operator()<false, true>() : fn.template operator()<false, false>();
+}
+
+// fn.template operator()<Tcp, V6>() for a TSO/USO type, -1 for the others.
+template <typename F>
+int by_type(GsoType t, F &&fn)
+{
+	switch (t) {
+	case GsoType::tso4:
+	case GsoType::tso6:
+	case GsoType::uso4:
+	case GsoType::uso6:
+		return by_proto(t == GsoType::tso4 || t == GsoType::tso6, t == GsoType::tso6 || t == GsoType::uso6, fn);
+	default:
+		return -1;
+	}
 }
 
 // What a plan needs of the frame loop. The loop is compiled once per kind,
@@ -801,13 +816,10 @@ template <bool Outer>
 [[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) int
 seg_frames_avx2(const Input &in, const GsoRequest &req, const Plan &pl, std::span<GsoFrame> out) noexcept
 {
-	const bool tcp = pl.p.l4_proto == kProtoTcp;
 	const Shape s = shape_of(pl);
-	if (pl.p.ipv6)
-		return tcp ? seg_frames<true, true, Outer, true>(in, req, s, &pl, out)
-			   : seg_frames<false, true, Outer, true>(in, req, s, &pl, out);
-	return tcp ? seg_frames<true, false, Outer, true>(in, req, s, &pl, out)
-		   : seg_frames<false, false, Outer, true>(in, req, s, &pl, out);
+	return by_proto(pl.p.l4_proto == kProtoTcp, pl.p.ipv6, [&]<bool Tcp, bool V6>() {
+		return seg_frames<Tcp, V6, Outer, true>(in, req, s, &pl, out);
+	});
 }
 #endif
 
@@ -819,13 +831,10 @@ int seg_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::span
 	if (avx2_path(in))
 		return seg_frames_avx2<Outer>(in, req, pl, out);
 #endif
-	const bool tcp = pl.p.l4_proto == kProtoTcp;
 	const Shape s = shape_of(pl);
-	if (pl.p.ipv6)
-		return tcp ? seg_frames<true, true, Outer>(in, req, s, &pl, out)
-			   : seg_frames<false, true, Outer>(in, req, s, &pl, out);
-	return tcp ? seg_frames<true, false, Outer>(in, req, s, &pl, out)
-		   : seg_frames<false, false, Outer>(in, req, s, &pl, out);
+	return by_proto(pl.p.l4_proto == kProtoTcp, pl.p.ipv6, [&]<bool Tcp, bool V6>() {
+		return seg_frames<Tcp, V6, Outer>(in, req, s, &pl, out);
+	});
 }
 
 // The common shape (fast_plan) segmented without a plan: -1 when the input
@@ -864,24 +873,6 @@ int fast_segment_avx2(const Input &in, const GsoRequest &req, std::span<GsoFrame
 				: fast_segment_avx2<Tcp, V6, 2>(in, req, out);
 }
 #endif
-
-// fn.template operator()<Tcp, V6>() for a TSO/USO type, -1 for the others.
-template <typename F>
-int by_type(GsoType t, F &&fn)
-{
-	switch (t) {
-	case GsoType::tso4:
-		return fn.template operator()<true, false>();
-	case GsoType::tso6:
-		return fn.template operator()<true, true>();
-	case GsoType::uso4:
-		return fn.template operator()<false, false>();
-	case GsoType::uso6:
-		return fn.template operator()<false, true>();
-	default:
-		return -1;
-	}
-}
 
 int fast_segment(const Input &in, const GsoRequest &req, std::span<GsoFrame> out) noexcept
 {
@@ -992,7 +983,7 @@ int write_frames(const Input &in, const GsoRequest &req, const Plan &pl, std::sp
 
 		if (!fragment) {
 			psum = copy_payload<Avx2>(in, whole, f + tmpl_len, payload_off + k * step, data_len, want_sum);
-			patch_seg(tcp, ipv6, seg, k, f, data_len, psum, fr);
+			by_proto(tcp, ipv6, [&]<bool Tcp, bool V6>() { patch_seg<Tcp, V6>(seg, k, f, data_len, psum, fr); });
 		} else {
 			// RFC 791 / RFC 8200 fragment k of the UDP datagram
 			size_t doff = k * step; // offset in the fragmentable part
@@ -1166,7 +1157,12 @@ std::optional<std::string> plans_differ(std::span<const std::span<const std::byt
 {
 	Input in(input);
 	Shape a;
-	if (by_type(req.type, [&]<bool Tcp, bool V6>() { return int{fast_plan<Tcp, V6>(in, req, out, a)}; }) <= 0)
+	bool tcp = false, v6 = false;	// what the fast path takes from the request's type
+	if (by_type(req.type, [&]<bool Tcp, bool V6>() {
+		    tcp = Tcp;
+		    v6 = V6;
+		    return int{fast_plan<Tcp, V6>(in, req, out, a)};
+	    }) <= 0)
 		return std::nullopt;
 	Plan pl;
 	if (make_plan(in, req, pl, out.size(), out) != GsoError::ok)
@@ -1187,9 +1183,7 @@ std::optional<std::string> plans_differ(std::span<const std::span<const std::byt
 	cmp("l2_out", a.l2_out, b.l2_out);
 	cmp("nframes", a.nframes, b.nframes);
 	cmp("step", a.step, b.step);
-	// what the fast path takes from the request's type, and the plain kind
-	const bool tcp = req.type == GsoType::tso4 || req.type == GsoType::tso6;
-	const bool v6 = req.type == GsoType::tso6 || req.type == GsoType::uso6;
+	// the protocol the fast path took from the type, and the plain kind
 	cmp("tcp", tcp, pl.p.l4_proto == kProtoTcp);
 	cmp("ipv6", v6, pl.p.ipv6);
 	cmp("kind", static_cast<size_t>(kind_of(pl, req)), static_cast<size_t>(Kind::plain));
