@@ -7,9 +7,11 @@
 #include <random>
 #include <vector>
 
+#include "csum_impls.hpp"
 #include "xoffload/packet/csum.hpp"
 
 using namespace xoffload;
+using xo_test::for_each_impl;
 
 namespace {
 
@@ -19,29 +21,6 @@ uint16_t reference(const uint8_t *p, size_t n, uint32_t init = 0)
 	for (size_t i = 0; i < n; i += 2)
 		s += (uint64_t{p[i]} << 8) | (i + 1 < n ? p[i + 1] : 0);
 	return csum_fold16(s);
-}
-
-struct ImplGuard {
-	CsumImpl saved = csum_impl();
-	~ImplGuard() { csum_force_impl(saved); }
-};
-
-// Runs @fn once under each implementation this CPU has, stopping at the
-// first fatal failure, and puts the chosen one back. Returns how many ran.
-template <typename F>
-int for_each_impl(F &&fn)
-{
-	ImplGuard guard;
-	int ran = 0;
-	for (CsumImpl impl : {CsumImpl::scalar, CsumImpl::avx2, CsumImpl::avx512}) {
-		if (!csum_force_impl(impl))
-			continue;
-		ran++;
-		fn(impl);
-		if (::testing::Test::HasFatalFailure())
-			break;
-	}
-	return ran;
 }
 
 } // namespace
