@@ -187,6 +187,7 @@ count:
 	return verdict;
 }
 
+#ifndef XO_COMPOSED /* xdp_offload.bpf.c: the stage alone, its entries there */
 SEC("xdp")
 int xdp_geneve(struct xdp_md *ctx)
 {
@@ -218,3 +219,4 @@ struct {
 } XDP_RUN_CONFIG(xdp_geneve_mb);
 
 char _license[] SEC("license") = "Dual BSD/GPL";
+#endif /* XO_COMPOSED */

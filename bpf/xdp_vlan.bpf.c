@@ -231,7 +231,9 @@ static __always_inline int xo_vlan_xdp(struct xdp_md *ctx, int frags)
 	return xo_vlan_apply(ctx, data, data_end, pol, st, bytes, XO_VLAN_MORE, vh[0].tci);
 }
 
-#ifndef XO_VLAN_TAG_META
+#if defined(XO_COMPOSED)
+/* xdp_offload.bpf.c: the stage alone, its entries there */
+#elif !defined(XO_VLAN_TAG_META)
 SEC("xdp")
 int xdp_vlan(struct xdp_md *ctx)
 {
@@ -341,4 +343,6 @@ int xdp_vlan_tag_mb(struct xdp_md *ctx)
 
 #endif /* XO_VLAN_TAG_META */
 
+#ifndef XO_COMPOSED
 char _license[] SEC("license") = "Dual BSD/GPL";
+#endif

@@ -149,7 +149,9 @@ static __always_inline int xo_xsk_run(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-#ifndef XO_XSK_TAG_META
+#if defined(XO_COMPOSED)
+/* xdp_offload.bpf.c: the stage alone, its entries there */
+#elif !defined(XO_XSK_TAG_META)
 SEC("xdp.frags")
 int xdp_xsk(struct xdp_md *ctx)
 {
@@ -169,4 +171,6 @@ int xdp_xsk_tag(struct xdp_md *ctx)
 }
 #endif
 
+#ifndef XO_COMPOSED
 char _license[] SEC("license") = "Dual BSD/GPL";
+#endif

@@ -22,13 +22,21 @@ void print_attach(const Globals &g, const Netdev &dev, const AttachInfo &a, cons
 		j.begin_object().kv("interface", dev.name).kv("action", verb).kv("feature", to_string(a.feature))
 			.kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id).kv("prog_name", a.prog_name);
 		if (a.hook == Hook::xdp) {
-			j.kv("mode", to_string(a.mode)).kv("multiprog", a.multiprog);
+			j.kv("mode", to_string(a.mode)).kv("multiprog", a.multiprog).kv("composed", a.composed);
+			if (a.composed)
+				j.kv("stages", a.stages).kv("compose_reason", a.compose_reason);
 			if (!a.single_reason.empty())
 				j.kv("single_program_reason", a.single_reason);
 			if (a.feature == Feature::vlan)
 				j.kv("rx_vlan_tag_kfunc", a.tag_kfunc).kv("rx_vlan_note", a.rx_vlan_note);
 		}
 		j.kv("pin_dir", pin_dir(dev)).end_object().print();
+		return;
+	}
+	if (a.composed) {
+		std::printf("%s %s on %s at xdp: composed program %s (%s mode, stages %s), prog id %u\n", verb,
+			    to_string(a.feature), dev.name.c_str(), a.prog_name.c_str(), to_string(a.mode), a.stages.c_str(),
+			    a.prog_id);
 		return;
 	}
 	std::printf("%s %s on %s at %s", verb, a.prog_name.c_str(), dev.name.c_str(), to_string(a.hook));
@@ -297,8 +305,13 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			Json j;
 			j.begin_object().kv("interface", dev->name).kv("action", "detached").begin_array("programs");
 			for (const auto &a : *r)
+			{
 				j.begin_object().kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
-					.kv("prog_name", a.prog_name).end_object();
+					.kv("prog_name", a.prog_name);
+				if (a.composed)
+					j.kv("feature", to_string(a.feature)).kv("composed", true).kv("stages_left", a.stages);
+				j.end_object();
+			}
 			for (uint32_t id : reaped)
 				j.begin_object().kv("hook", "xdp").kv("prog_id", id).kv("prog_name", xsk::XskProgram::name())
 					.kv("stale", true).end_object();
@@ -310,8 +323,12 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			j.end_object().print();
 		} else {
 			for (const auto &a : *r)
-				std::printf("detached %s from %s at %s\n", a.prog_name.c_str(), dev->name.c_str(),
-					    to_string(a.hook));
+				if (a.composed)
+					std::printf("detached %s from %s at xdp: composed program stages now %s\n",
+						    to_string(a.feature), dev->name.c_str(), a.stages.c_str());
+				else
+					std::printf("detached %s from %s at %s\n", a.prog_name.c_str(), dev->name.c_str(),
+						    to_string(a.hook));
 			print_nic_devs(nullptr, devs);
 			if (purged)
 				std::printf("removed pins %s\n", dir.c_str());

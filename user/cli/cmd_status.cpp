@@ -25,12 +25,21 @@ void status_json(Json &j, const IfStatus &st)
 	for (const auto &p : st.xdp_progs)
 		j.begin_object().kv("name", p.name).kv("id", p.id).kv("run_prio", p.run_prio)
 			.kv("xoffload", p.ours).end_object();
-	j.end_array().end_object().begin_array("attached");
+	j.end_array();
+	if (st.composed) {
+		const ComposedStatus &c = *st.composed;
+		j.begin_object("composed").kv("prog_id", c.prog_id).kv("prog_name", c.prog_name).begin_array("stages");
+		for (const auto &s : c.stages)
+			j.value(s);
+		j.end_array().kv("chain_prog_id", c.chain_prog_id).kv("chain_prog_name", c.chain_prog_name)
+			.kv("reason", c.reason).end_object();
+	}
+	j.end_object().begin_array("attached");
 	for (const auto &a : st.ours) {
 		j.begin_object().kv("feature", to_string(a.feature)).kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
 			.kv("prog_name", a.prog_name);
 		if (a.hook == Hook::xdp)
-			j.kv("mode", to_string(a.mode));
+			j.kv("mode", to_string(a.mode)).kv("composed", a.composed);
 		j.end_object();
 	}
 	j.end_array().end_object();
@@ -43,7 +52,9 @@ void status_text(const IfStatus &st)
 		std::printf("  xdp: none\n");
 	else
 		std::printf("  xdp: %s mode, %s\n", st.xdp_mode.c_str(),
-			    st.xdp_multiprog ? "libxdp dispatcher" : "single program");
+			    st.composed	     ? "composed program"
+			    : st.xdp_multiprog ? "libxdp dispatcher"
+					       : "single program");
 	for (const auto &p : st.xdp_progs) {
 		std::string tag;
 		for (const auto &a : st.ours)
@@ -53,6 +64,20 @@ void status_text(const IfStatus &st)
 			int pid = xsk::bpf_prog_holder(p.id);
 			tag = pid ? "  [xoffload recv, pid " + std::to_string(pid) + "]"
 				  : std::string("  [xoffload recv, stale: its recv is gone; detach removes it]");
+		}
+		if (st.composed && st.composed->prog_id == p.id) {
+			const ComposedStatus &c = *st.composed;
+			std::printf("    %-16s id %-6u [xoffload composed]\n", p.name.c_str(), p.id);
+			for (size_t i = 0; i < c.stages.size(); i++) {
+				std::printf("      %zu. %s", i + 1, c.stages[i].c_str());
+				if (c.stages[i] == "chain")
+					std::printf(c.chain_prog_id ? ": %s (prog id %u)" : ": empty slot%s", c.chain_prog_name.c_str(),
+						    c.chain_prog_id);
+				std::printf("\n");
+			}
+			std::printf("      composed because: %s\n",
+				    c.reason.empty() ? "a program of ours ran alone at the hook" : c.reason.c_str());
+			continue;
 		}
 		std::printf("    prio %-4u %-16s id %-6u%s\n", p.run_prio, p.name.c_str(), p.id, tag.c_str());
 	}

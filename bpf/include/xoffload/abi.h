@@ -491,4 +491,34 @@ static inline __u32 xo_gnv_xsk_slot(__u32 rxq, __u32 hash, __u32 queues)
 	return rxq * XO_GNV_MAX_QUEUES + hash % queues;
 }
 
+/* ---- The composed program (xdp_offload) ------------------------------------
+ * Where libxdp's dispatcher cannot chain our programs, one program runs the
+ * stages the interface needs, in this order, each on the frames the one
+ * before passed: VLAN policy (xdp_vlan's code and pinned maps), Geneve
+ * (xdp_geneve's), AF_XDP redirect (xdp_xsk's), then the chain slot: a tail
+ * call to the program in xo_chain[0] (a user's own, after ours). Which
+ * stages it has is set at load (read-only data, xo_stages), so the verifier
+ * removes the others; adding or removing one loads a new program and swaps
+ * it in atomically with the same maps.
+ */
+enum xo_stage {
+	XO_STAGE_VLAN = 1U << 0,
+	XO_STAGE_GENEVE = 1U << 1,
+	XO_STAGE_XSK = 1U << 2,
+	XO_STAGE_CHAIN = 1U << 3,
+};
+#define XO_STAGE_ALL (XO_STAGE_VLAN | XO_STAGE_GENEVE | XO_STAGE_XSK | XO_STAGE_CHAIN)
+
+/* xo_off_stats: per-CPU array of struct xo_counter by enum xo_off_counter.
+ * Every frame the stages before the slot passed lands in one: CHAINED
+ * (handed to the program in the slot by tail call: its verdict is the
+ * frame's, seen by nobody after it) or CHAIN_EMPTY (no program in the slot,
+ * or the kernel refused the call: passed to the stack).
+ */
+enum xo_off_counter {
+	XO_OFF_CNT_CHAINED = 0,
+	XO_OFF_CNT_CHAIN_EMPTY,
+	XO_OFF_CNT_MAX,
+};
+
 #endif /* XOFFLOAD_ABI_H */

@@ -38,7 +38,10 @@
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
 #include "xdp_vlan_tag.skel.h"
+#include "xdp_xsk.skel.h"
+#include "xdp_xsk_tag.skel.h"
 #include "xdp_attach.hpp"
+#include "compose.hpp"
 
 namespace xoffload {
 
@@ -87,6 +90,7 @@ struct ProgNames {
 	std::string xdp_tag, xdp_tag_mb;	// device-bound, with the rx-vlan-tag kfunc
 	std::string geneve, geneve_mb;
 	std::string geneve_cpus;	// xdp_geneve's CPUMAP (pin file name)
+	std::string xsk, xsk_tag;	// recv's xdp_xsk (and its device-bound twin)
 };
 
 const ProgNames &prog_names()
@@ -114,6 +118,12 @@ const ProgNames &prog_names()
 			n.geneve_mb = bpf_program__name(g->progs.xdp_geneve_mb);
 			n.geneve_cpus = bpf_map__name(g->maps.xo_gnv_cpus);
 		}
+		Owned<xdp_xsk_bpf, xdp_xsk_bpf__destroy> x1(xdp_xsk_bpf__open());
+		if (x1)
+			n.xsk = bpf_program__name(x1->progs.xdp_xsk);
+		Owned<xdp_xsk_tag_bpf, xdp_xsk_tag_bpf__destroy> x2(xdp_xsk_tag_bpf__open());
+		if (x2)
+			n.xsk_tag = bpf_program__name(x2->progs.xdp_xsk_tag);
 		return n;
 	}();
 	return names;
@@ -302,8 +312,6 @@ std::string geneve_pin_marker(const std::string &dir)
 	return names.empty() ? std::string() : dir + "/" + names[0];
 }
 
-Status renew_cpumap(const std::string &dir);
-
 constexpr unsigned hook_bit(Hook h)
 {
 	return 1u << static_cast<unsigned>(h);
@@ -446,6 +454,8 @@ Result<AttachInfo> attach_xdp_entry(const Netdev &dev, Feature f, XdpMode mode, 
 	return info;
 }
 
+} // namespace
+
 // The kernel ties a CPUMAP to the first program that uses it, frags or not,
 // for the map's life (bpf_prog_map_compatible). Before an xdp_geneve entry
 // loads (none uses the map then: attach refuses a second geneve), the
@@ -488,6 +498,11 @@ Status renew_cpumap(const std::string &dir)
 	return ok();
 }
 
+namespace {
+
+Result<AttachInfo> attach_composed(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir, unsigned base,
+				   uint32_t replace_id, const std::string &why);
+
 // Native mode: the multi-buffer entry (xdp_vlan_mb, xdp_geneve_mb) when the MTU is
 // above kSingleBufferMtu and the kernel has multi-buffer XDP, or when the
 // kernel refuses the single-buffer entry for frames that may span buffers
@@ -524,11 +539,10 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 			how.frags = true;
 			continue;
 		}
-		if (!tried.dispatcher_refused.empty() && !how.single) {
-			single_reason = tried.dispatcher_refused;
-			how.single = true;
-			continue;
-		}
+		// libxdp's dispatcher cannot run it: the composed program, which
+		// later features join (the device-bound entry is alone already)
+		if (!tried.dispatcher_refused.empty() && !how.single)
+			return attach_composed(dev, f, mode, dir, 0, 0, tried.dispatcher_refused);
 		Error e = r.error();
 		if (how.single)
 			e.msg = single_reason + " (" + libxdp_version() + ", kernel " + kernel_release() +
@@ -652,9 +666,38 @@ bool is_our_name(const std::string &name)
 	return xdp_feature_of(name) || name == n.tc_ingress || name == n.tc_egress;
 }
 
-// A single program at the XDP hook (ours, alone because libxdp's dispatcher
-// could not run it, or anyone's): nothing can be chained to it, so @f is
-// refused before anything is loaded or pinned.
+// The stage one of our single programs runs, 0 for a program not ours;
+// @bound: it is device-bound (reads stripped tags through the kfunc).
+unsigned single_stage(const std::string &name, bool &bound)
+{
+	const auto &n = prog_names();
+	bound = name == n.xdp_tag || name == n.xdp_tag_mb || name == n.xsk_tag;
+	if (name == n.xsk || name == n.xsk_tag)
+		return XO_STAGE_XSK;
+	if (auto f = xdp_feature_of(name))
+		return stage_of(*f);
+	return 0;
+}
+
+// Attaches @f as a stage of the composed program: @base's stages and @f's
+// in one program that replaces @replace_id (0: the hook is empty).
+Result<AttachInfo> attach_composed(const Netdev &dev, Feature f, XdpMode mode, const std::string &dir, unsigned base,
+				   uint32_t replace_id, const std::string &why)
+{
+	auto c = compose_swap(dev, dir, ComposeRequest{base | stage_of(f), mode, replace_id});
+	if (!c)
+		return c.error();
+	AttachInfo info{Hook::xdp, mode, c->prog.prog_id, c->prog.prog_name};
+	info.feature = f;
+	info.composed = true;
+	info.stages = stage_list(c->prog.stages);
+	info.compose_reason = why;
+	return info;
+}
+
+// A single program at the XDP hook (not ours, or ours but device-bound for
+// recv): nothing can be chained to it, so @f is refused before anything is
+// loaded or pinned.
 Error single_program_holds_hook(const Netdev &dev, Feature f, const XdpProgInfo &p)
 {
 	std::string msg = std::string("attach ") + to_string(f) + " to " + dev.name + ": ";
@@ -665,6 +708,9 @@ Error single_program_holds_hook(const Netdev &dev, Feature f, const XdpProgInfo 
 		msg += p.name + " (prog id " + std::to_string(p.id) + "), not ours,";
 	msg += " holds the XDP hook as a single program, which nothing can be chained to (only libxdp's dispatcher "
 	       "chains programs, and it was not used for this one); ";
+	if (!holder && p.name.rfind("xdp_xsk", 0) == 0)
+		msg = std::string("attach ") + to_string(f) + " to " + dev.name + ": recv's " + p.name + " (prog id " +
+		      std::to_string(p.id) + ") reads stripped tags as a device-bound program, which runs alone; ";
 	const auto at_tc = [](Feature x) { return (desc(x).hooks & hook_bit(Hook::tc_ingress)) != 0; };
 	if (holder) {
 		msg += std::string("detach ") + to_string(*holder) + " first";
@@ -735,12 +781,37 @@ Result<IfStatus> status(const Netdev &dev)
 			XdpProgInfo pi{xdp_program__name(p), xdp_program__id(p),
 				       xdp_program__run_prio(p), false};
 			std::optional<Feature> f = xdp_feature_of(pi.name);
-			pi.ours = f.has_value();
-			if (pi.ours)
+			pi.ours = f.has_value() || is_composed_name(pi.name);
+			if (f)
 				st.ours.push_back(AttachInfo{Hook::xdp, mode_of(m), pi.id, pi.name,
 							     st.xdp_multiprog, pi.run_prio, *f});
 			st.xdp_progs.push_back(std::move(pi));
 		});
+	}
+	// the composed program: one entry per feature stage in it
+	for (const XdpProgInfo &pi : st.xdp_progs) {
+		if (!is_composed_name(pi.name))
+			continue;
+		auto c = read_composed(pi.id);
+		if (!c)
+			return c.error();
+		ComposedStatus cs{c->prog_id, c->prog_name, {}, c->chain_id, {}, composition_reason()};
+		for (unsigned bit = 1; bit & XO_STAGE_ALL; bit <<= 1)
+			if (c->stages & bit)
+				cs.stages.emplace_back(stage_name(bit));
+		if (c->chain_id)
+			cs.chain_prog_name = prog_name_by_id(c->chain_id);
+		for (Feature f : {Feature::vlan, Feature::geneve})
+			if (c->stages & stage_of(f)) {
+				AttachInfo a{Hook::xdp, parse_xdp_mode(st.xdp_mode).value_or(XdpMode::native), pi.id, pi.name};
+				a.feature = f;
+				a.composed = true;
+				a.stages = stage_list(c->stages);
+				a.compose_reason = cs.reason;
+				st.ours.push_back(std::move(a));
+			}
+		st.composed_stages = c->stages;
+		st.composed = std::move(cs);
 	}
 	for (Hook h : {Hook::tc_ingress, Hook::tc_egress}) {
 		auto id = tc_query(dev, h);
@@ -774,8 +845,36 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 		if (a.hook == h && a.feature == f)
 			return runtime_error(std::string(to_string(f)) + " is already attached to " + dev.name + " at " + to_string(h) +
 					     " (prog id " + std::to_string(a.prog_id) + ")", EEXIST);
-	if (h == Hook::xdp && !st->xdp_progs.empty() && !st->xdp_multiprog)
-		return single_program_holds_hook(dev, f, st->xdp_progs.front());
+	// XDP: a stage of the composed program where one is at the hook, where
+	// one of our programs runs alone (composed with it, in one swap), or
+	// where the probes say libxdp's dispatcher cannot chain ours; behind
+	// the dispatcher otherwise
+	bool compose = false, was_bound = false;
+	unsigned base = 0;
+	uint32_t replace_id = 0;
+	std::string why;
+	if (h == Hook::xdp && (st->composed || (!st->xdp_progs.empty() && !st->xdp_multiprog))) {
+		const XdpProgInfo &p = st->xdp_progs.front();
+		if (st->composed) {
+			base = st->composed_stages;
+			why = st->composed->reason;
+		} else {
+			base = single_stage(p.name, was_bound);
+			if (!base || (was_bound && base == XO_STAGE_XSK))
+				return single_program_holds_hook(dev, f, p);
+			why = composition_reason();
+			if (why.empty())
+				why = p.name + " ran alone at the hook, which nothing can be chained to";
+		}
+		if (auto hm = parse_xdp_mode(st->xdp_mode); hm && *hm != mode)
+			return usage_error("the XDP hook of " + dev.name + " runs in " + st->xdp_mode + " mode (" + p.name +
+					   "), and " + to_string(f) + " joins it there: use --mode " + st->xdp_mode);
+		compose = true;
+		replace_id = p.id;
+	} else if (h == Hook::xdp && st->xdp_progs.empty()) {
+		why = composition_reason();
+		compose = !why.empty();
+	}
 	std::string dir = pin_dir(dev);
 	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
 	if (had_pins)
@@ -814,6 +913,23 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 		// xdp_geneve has no stripped-tag variant: it cannot give a tag back
 		if (mode != XdpMode::native || opts.no_tag_kfunc || !d.tag_kfunc)
 			rxv->meta_kfunc = false;
+		// the composed program is not device-bound (its stages share the
+		// hook); alone on an empty hook, vlan keeps the kfunc's variant
+		if (compose && (replace_id || !rxv->meta_kfunc))
+			rxv->meta_kfunc = false;
+		else if (compose)
+			compose = false;
+		if (was_bound && base == XO_STAGE_VLAN) {
+			// xdp_vlan_tag gives way to the composed vlan stage, which reads
+			// tags in the data only: vlan's record says so from now on
+			RxVlanFacts plain = *rxv;
+			plain.meta_kfunc = false;
+			if (auto t = rx_vlan_take(dev, plain, "vlan", TagReader::xdp_vlan, opts.keep_rx_vlan); !t)
+				return t.error();
+			notice("vlan leaves the device-bound xdp_vlan_tag to share the XDP hook of " + dev.name + " with " +
+			       to_string(f) + " (one composed program, not device-bound): tags the device strips are "
+			       "no longer read from its metadata");
+		}
 		auto t = rx_vlan_take(dev, *rxv, holder, d.tag_reader, opts.keep_rx_vlan);
 		if (!t) {
 			if (st->ours.empty() && !had_pins)
@@ -822,7 +938,9 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 		}
 		rx_note = *t;
 	}
-	auto r = h == Hook::xdp ? attach_xdp(dev, f, mode, dir, reads_tags && rxv->meta_kfunc) : attach_tc(dev, h, dir);
+	auto r = h != Hook::xdp ? attach_tc(dev, h, dir)
+		 : compose    ? attach_composed(dev, f, mode, dir, base, replace_id, why)
+			      : attach_xdp(dev, f, mode, dir, reads_tags && rxv->meta_kfunc);
 	if (!r && reads_tags)
 		(void)rx_vlan_release(dev, holder);
 	if (!r && st->ours.empty() && !had_pins)
@@ -849,9 +967,17 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 		return st.error();
 	std::vector<AttachInfo> gone;
 	size_t left = 0;
+	// stages of the composed program to take out: one swap for them all
+	unsigned drop = 0;
+	std::vector<AttachInfo> dropped;
 	for (const auto &a : st->ours) {
 		if ((h && a.hook != *h) || (f && a.feature != *f)) {
 			left++;
+			continue;
+		}
+		if (a.composed) {
+			drop |= stage_of(a.feature);
+			dropped.push_back(a);
 			continue;
 		}
 		int err = 0;
@@ -877,6 +1003,23 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 		if (a.hook == Hook::xdp)
 			if (auto s = rx_vlan_release(dev, to_string(a.feature)); !s)
 				return s.error();
+	}
+	if (drop) {
+		// what stays composed (recv's stage, the chain slot) keeps the pins
+		const unsigned keep = st->composed_stages & ~drop;
+		if (keep & ~(XO_STAGE_VLAN | XO_STAGE_GENEVE))
+			left++;
+		auto mode = parse_xdp_mode(st->xdp_mode);
+		auto c = compose_swap(dev, pin_dir(dev), ComposeRequest{keep, mode.value_or(XdpMode::native),
+									  st->composed->prog_id});
+		if (!c)
+			return c.error();
+		for (auto &a : dropped) {
+			a.stages = stage_list(keep);
+			gone.push_back(a);
+			if (auto s = rx_vlan_release(dev, to_string(a.feature)); !s)
+				return s.error();
+		}
 	}
 	for (const auto &a : gone)
 		if (a.hook != Hook::xdp) {

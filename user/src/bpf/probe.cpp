@@ -3,8 +3,12 @@
 
 #include <bpf/libbpf.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "xoffload/core/owned.hpp"
 #include "xoffload/core/result.hpp"
@@ -22,7 +26,7 @@ using Link = Owned<bpf_link, bpf_link__destroy>;
 // Loads one of xdp_probe_ext's programs against @target_fd's xo_probe_slot
 // and links it there; 0 or the positive errno of the step that failed
 // (@step says which).
-int try_ext(int target_fd, bool adjust, std::string &step)
+int try_ext(int target_fd, bool adjust, std::string &step, const char *slot = "xo_probe_slot")
 {
 	ExtSkel ext(xdp_probe_ext_bpf__open());
 	if (!ext) {
@@ -32,11 +36,11 @@ int try_ext(int target_fd, bool adjust, std::string &step)
 	bpf_program *use = adjust ? ext->progs.xo_probe_ext_adjust : ext->progs.xo_probe_ext;
 	bpf_program *other = adjust ? ext->progs.xo_probe_ext : ext->progs.xo_probe_ext_adjust;
 	bpf_program__set_autoload(other, false);
-	int err = -bpf_program__set_attach_target(use, target_fd, "xo_probe_slot");
+	int err = -bpf_program__set_attach_target(use, target_fd, slot);
 	if (!err && (err = -xdp_probe_ext_bpf__load(ext.get())))
 		step = "load";
 	if (!err) {
-		Link l(bpf_program__attach_freplace(use, target_fd, "xo_probe_slot"));
+		Link l(bpf_program__attach_freplace(use, target_fd, slot));
 		if (!l) {
 			err = errno ? errno : EINVAL;
 			step = "link";
@@ -45,15 +49,68 @@ int try_ext(int target_fd, bool adjust, std::string &step)
 	return err;
 }
 
+// A refusal is the answer, not a warning: libbpf stays quiet meanwhile.
+struct Quiet {
+	libbpf_print_fn_t old = libbpf_set_print(nullptr);
+	~Quiet() { libbpf_set_print(old); }
+};
+
+// libxdp's dispatcher object where libxdp looks for it: LIBXDP_OBJECT_PATH,
+// then the BPF directories its builds use (Debian: /usr/lib/<triplet>/bpf).
+std::string dispatcher_object()
+{
+	std::vector<std::string> dirs;
+	if (const char *e = std::getenv("LIBXDP_OBJECT_PATH"); e && *e)
+		dirs.emplace_back(e);
+#ifdef XO_MULTIARCH
+	dirs.emplace_back("/usr/lib/" XO_MULTIARCH "/bpf");
+#endif
+	for (const char *d : {"/usr/lib/x86_64-linux-gnu/bpf", "/usr/lib/aarch64-linux-gnu/bpf", "/usr/lib/bpf",
+			      "/usr/local/lib/bpf", "/usr/lib64/bpf"})
+		dirs.emplace_back(d);
+	for (const auto &d : dirs) {
+		std::string p = d + "/xdp-dispatcher.o";
+		if (::access(p.c_str(), R_OK) == 0)
+			return p;
+	}
+	return {};
+}
+
 } // namespace
+
+ProbeResult probe_libxdp_chain()
+{
+	Quiet quiet;
+	ProbeResult r;
+	const std::string path = dispatcher_object();
+	if (path.empty()) {
+		r.how = "libxdp's xdp-dispatcher.o not found (LIBXDP_OBJECT_PATH, /usr/lib/<triplet>/bpf)";
+		return r;
+	}
+	Owned<bpf_object, bpf_object__close> obj(bpf_object__open_file(path.c_str(), nullptr));
+	if (!obj || bpf_object__load(obj.get())) {
+		const int err = errno ? errno : EINVAL;
+		r.how = "could not load " + path + " (" + errno_name(err) + ")";
+		return r;
+	}
+	bpf_program *disp = bpf_object__next_program(obj.get(), nullptr);
+	if (!disp) {
+		r.how = path + " has no program";
+		return r;
+	}
+	std::string step;
+	int err = try_ext(bpf_program__fd(disp), true, step, "prog0");
+	r.probed = true;
+	r.ok = !err;
+	r.how = err ? "libxdp's dispatcher (" + path + ") refused a packet-changing program: freplace " + step + " (" +
+			      errno_name(err) + ")"
+		    : "libxdp's dispatcher (" + path + ") took a packet-changing program";
+	return r;
+}
 
 DispatcherProbe probe_dispatcher()
 {
-	// a refusal is the answer, not a warning: libbpf stays quiet meanwhile
-	struct Quiet {
-		libbpf_print_fn_t old = libbpf_set_print(nullptr);
-		~Quiet() { libbpf_set_print(old); }
-	} quiet;
+	Quiet quiet;
 	DispatcherProbe r;
 	SlotSkel target(xdp_probe_slot_bpf__open_and_load());
 	if (!target) {

@@ -48,6 +48,13 @@ struct AttachInfo {
 	// VLAN offloads (without "xoffload: "; empty when none)
 	bool tag_kfunc = false;
 	std::string rx_vlan_note;
+	// XDP: a stage of xoffload's composed program (xdp_offload), which runs
+	// the interface's stages in one program where libxdp's dispatcher
+	// cannot chain ours; its stages after this attach or detach ("vlan,
+	// geneve") and why composition was chosen (the probe's answer)
+	bool composed = false;
+	std::string stages;
+	std::string compose_reason;
 };
 
 // What attach may change on the device.
@@ -66,6 +73,19 @@ struct XdpProgInfo {
 	bool ours = false;
 };
 
+// The composed program at an XDP hook (see AttachInfo::composed).
+struct ComposedStatus {
+	uint32_t prog_id = 0;
+	std::string prog_name;			// xdp_offload, xdp_offload_mb (multi-buffer)
+	std::vector<std::string> stages;	// in run order: vlan, geneve, recv, chain
+	uint32_t chain_prog_id = 0;		// the program in its chain slot
+	std::string chain_prog_name;
+	// why a composed program rather than libxdp's dispatcher: the probe's
+	// answer on this machine (empty: the dispatcher could chain ours, and
+	// a program of ours that was alone was composed with the next one)
+	std::string reason;
+};
+
 struct IfStatus {
 	Netdev dev;
 	std::string pin_dir;
@@ -74,6 +94,8 @@ struct IfStatus {
 	std::vector<XdpProgInfo> xdp_progs;	// everything at the XDP hook
 	std::string xdp_mode;			// "native", "skb", "" if none
 	bool xdp_multiprog = false;
+	std::optional<ComposedStatus> composed;	// the XDP hook holds xdp_offload
+	unsigned composed_stages = 0;		// its enum xo_stage bits
 };
 
 // Attaches @f at @h. XDP: behind libxdp's dispatcher, or as a single

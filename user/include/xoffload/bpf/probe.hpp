@@ -23,4 +23,12 @@ struct DispatcherProbe {
 
 DispatcherProbe probe_dispatcher();
 
+// Whether libxdp's own dispatcher (its xdp-dispatcher.o, from
+// LIBXDP_OBJECT_PATH or the library's BPF directory) takes a
+// packet-changing extension in its first slot, as it must for xdp_vlan and
+// xdp_geneve: loaded, linked and unlinked, never attached. Not probed
+// (probed false) when freplace itself is refused or the object is not
+// found; ok then means nothing.
+ProbeResult probe_libxdp_chain();
+
 } // namespace xoffload
