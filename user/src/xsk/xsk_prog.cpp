@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include <unistd.h>
 #include <xdp/libxdp.h>
 
@@ -15,7 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "../bpf/compose.hpp"
 #include "../bpf/xdp_attach.hpp"
+#include "xdp_offload.skel.h"
+#include "xoffload/core/pins.hpp"
+#include "xoffload/core/fd.hpp"
 #include "xoffload/core/kernel.hpp"
 #include "xoffload/features/features.hpp"
 #include "xoffload/core/owned.hpp"
@@ -52,6 +57,9 @@ struct XskProgram::Impl {
 	uint32_t id = 0;
 	std::string single_reason;
 	std::string rx_vlan_holder;	// set while RX VLAN stripping is off for it
+	// a stage of the composed program (xdp_offload), whose maps it uses
+	Composition comp;
+	bool composed = false;
 };
 
 const char *xsk_counter_name(unsigned reason) noexcept
@@ -114,6 +122,16 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 		notice("cannot read the VLAN offloads of " + dev.name + " (" + f.error().msg + "): " +
 		       (filter.vid ? "--filter-vlan does not see tags the device strips"
 				   : "frames reach the socket without the tags the device strips"));
+	}
+	// where the composed program (or one of ours alone) holds the hook,
+	// recv joins it as a stage: the program swapped for one with it, its
+	// maps this receiver's; the stripped-tag kfunc is not for it then
+	if (auto c = join_composed(dev, mode, rxv); !c)
+		return c.error();
+	else if (*c) {
+		auto p = std::move(**c);
+		XskProgram out(std::move(p));
+		return configure(std::move(out), dev, rxv, filter);
 	}
 	const bool tag = rxv && rxv->meta_kfunc;
 	auto open = [&]() -> Result<std::unique_ptr<Impl>> {
@@ -215,7 +233,75 @@ Result<XskProgram> XskProgram::attach(const Netdev &dev, XdpMode mode, const RxF
 		Owned<xdp_multiprog, xdp_multiprog__close> owner(mp);
 		p->multiprog = !xdp_multiprog__is_legacy(mp);
 	}
-	XskProgram out(std::move(p));
+	return configure(XskProgram(std::move(p)), dev, rxv, filter);
+}
+
+Result<std::optional<std::unique_ptr<XskProgram::Impl>>> XskProgram::join_composed(const Netdev &dev, XdpMode mode,
+										     std::optional<RxVlanFacts> &rxv)
+{
+	using Out = std::optional<std::unique_ptr<Impl>>;
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	if (int err = bpf_xdp_query(dev.ifindex, 0, &q))
+		return errno_error("query the XDP hook of " + dev.name, err);
+	if (!q.prog_id)
+		return Out{};
+	UniqueFd fd(bpf_prog_get_fd_by_id(q.prog_id));
+	bpf_prog_info info{};
+	uint32_t len = sizeof(info);
+	if (!fd.valid() || bpf_obj_get_info_by_fd(fd.get(), &info, &len))
+		return Out{};	// gone meanwhile: the attach below tells
+	const std::string name = info.name;
+	unsigned base = 0;
+	if (is_composed_name(name)) {
+		auto c = read_composed(q.prog_id);
+		if (!c)
+			return c.error();
+		if (c->stages & XO_STAGE_XSK)
+			return runtime_error("recv's stage already runs in the composed program on " + dev.name +
+						     " (prog id " + std::to_string(q.prog_id) + "; see offload-tool status)",
+					     EBUSY);
+		base = c->stages;
+	} else {
+		// one of our vlan/geneve programs alone: composed with it
+		static const std::vector<std::string> ours = {"xdp_vlan", "xdp_vlan_mb", "xdp_geneve", "xdp_geneve_mb"};
+		for (const auto &n : ours)
+			if (name == n)
+				base = name.rfind("xdp_vlan", 0) == 0 ? XO_STAGE_VLAN : XO_STAGE_GENEVE;
+		if (!base)
+			return Out{};
+	}
+	const XdpMode hook_mode = q.attach_mode == XDP_ATTACHED_SKB ? XdpMode::skb : XdpMode::native;
+	if (hook_mode != mode)
+		return usage_error(std::string("the XDP hook of ") + dev.name + " runs in " + to_string(hook_mode) + " mode (" +
+				   name + "), and recv joins it there: use --xdp-mode " + to_string(hook_mode));
+	if (rxv)
+		rxv->meta_kfunc = false;
+	const std::string dir = pin_dir(dev);
+	auto c = compose_swap(dev, dir, ComposeRequest{base | XO_STAGE_XSK, mode, q.prog_id});
+	if (!c)
+		return c.error();
+	auto p = std::make_unique<Impl>();
+	p->dev = dev;
+	p->mode = mode;
+	p->frags = c->prog.frags;
+	p->id = c->prog.prog_id;
+	p->attached = true;
+	p->composed = true;
+	p->single_reason = "recv runs as a stage of the composed program " + c->prog.prog_name + " (stages " +
+			   stage_list(c->prog.stages) + ")";
+	xdp_offload_bpf *sk = c->skel();
+	p->obj = sk->obj;
+	p->bp = c->prog.frags ? sk->progs.xdp_offload_mb : sk->progs.xdp_offload;
+	p->cfg = sk->maps.xo_xsk_cfg;
+	p->xsks = sk->maps.xo_xsk_map;
+	p->stats = sk->maps.xo_xsk_stats;
+	p->comp = std::move(*c);
+	return Out{std::move(p)};
+}
+
+Result<XskProgram> XskProgram::configure(XskProgram out, const Netdev &dev, const std::optional<RxVlanFacts> &rxv,
+					 const RxFilter &filter)
+{
 	if (rxv) {
 		// after the attach: the holder is named by the program's id, which
 		// `detach` finds again when this recv was killed
@@ -320,11 +406,36 @@ Status XskProgram::detach()
 	if (!p_ || !p_->attached)
 		return ok();
 	p_->attached = false;
+	if (auto s = leave_composed(); !s || *s)
+		return s ? release_rx_vlan() : Status(s.error());
 	int err = p_->single ? xdp_detach_single(p_->dev.ifindex, bpf_program__fd(p_->bp), p_->mode)
 			     : xdp_program__detach(p_->prog.get(), p_->dev.ifindex,
 						   p_->mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err && err != -ENOENT)
 		return errno_error("detach xdp_xsk from " + p_->dev.name, err);
+	return release_rx_vlan();
+}
+
+Result<bool> XskProgram::leave_composed()
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	if (int err = bpf_xdp_query(p_->dev.ifindex, 0, &q))
+		return err == -ENODEV ? Result<bool>(true) : errno_error("query the XDP hook of " + p_->dev.name, err);
+	if (!q.prog_id)
+		return p_->composed;
+	auto c = read_composed(q.prog_id);
+	if (!c || !(c->stages & XO_STAGE_XSK))
+		return p_->composed;	// not composed (our single xdp_xsk, or gone)
+	// the hook's composed program runs our stage (ours from the start, or
+	// joined when a feature was attached next to our xdp_xsk): taken out
+	auto out = compose_swap(p_->dev, pin_dir(p_->dev), ComposeRequest{c->stages & ~XO_STAGE_XSK, p_->mode, q.prog_id});
+	if (!out)
+		return out.error();
+	return true;
+}
+
+Status XskProgram::release_rx_vlan()
+{
 	if (!p_->rx_vlan_holder.empty()) {
 		std::string holder = std::move(p_->rx_vlan_holder);
 		p_->rx_vlan_holder.clear();

@@ -67,6 +67,7 @@ public:
 	// Detaches now; idempotent.
 	Status detach();
 
+
 	// The program's name as the kernel reports it ("xdp_xsk").
 	static const std::string &name();
 	// Whether a program of this name is one of ours: xdp_xsk, or
@@ -78,6 +79,19 @@ private:
 	struct Impl;
 	explicit XskProgram(std::unique_ptr<Impl> p);
 	std::unique_ptr<Impl> p_;
+
+	// Joins the composed program at @dev's hook (or one of our programs
+	// alone there) as its recv stage; nullopt where the hook holds none.
+	static Result<std::optional<std::unique_ptr<Impl>>> join_composed(const Netdev &dev, XdpMode mode,
+									  std::optional<RxVlanFacts> &rxv);
+	// The filter and the RX VLAN record of an attached @out.
+	static Result<XskProgram> configure(XskProgram out, const Netdev &dev, const std::optional<RxVlanFacts> &rxv,
+					    const RxFilter &filter);
+	// Takes our stage out of the composed program at the hook, if it runs
+	// it; true when that (or nothing) was left to do.
+	Result<bool> leave_composed();
+	Status release_rx_vlan();
+
 };
 
 // The process holding an fd of program @prog_id (the recv that owns an
