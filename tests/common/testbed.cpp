@@ -365,6 +365,15 @@ std::string json_str(const std::string &js, const std::string &key)
 	return m[1];
 }
 
+bool names_xdp_entry(const std::string &out, const std::string &single)
+{
+	if (out.find(single) != std::string::npos)
+		return true;
+	const bool mb = single.size() > 3 && single.compare(single.size() - 3, 3, "_mb") == 0;
+	const std::string composed = std::string("composed program ") + (mb ? "xdp_offload_mb " : "xdp_offload ");
+	return out.find(composed) != std::string::npos;
+}
+
 std::string env_or_empty(const char *name)
 {
 	const char *v = std::getenv(name);

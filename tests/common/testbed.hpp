@@ -74,6 +74,12 @@ std::optional<uint64_t> json_u64(const std::string &js, const std::string &key);
 // A string field of it ("mode":"copy"), or "<absent>".
 std::string json_str(const std::string &js, const std::string &key);
 
+// Whether an attach's output names the XDP entry @single (xdp_vlan_mb, ...),
+// or the composed program's entry of the same kind (xdp_offload_mb for a
+// multi-buffer entry, xdp_offload otherwise) where attach composed it: on
+// kernels and libxdp versions whose dispatcher cannot chain ours.
+bool names_xdp_entry(const std::string &out, const std::string &single);
+
 // Two network namespaces joined by a veth pair (see tools/testbed). The
 // destructor always runs `tools/testbed down`; a SIGINT/SIGTERM handler does
 // it for every live testbed before the process dies.

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -251,11 +252,20 @@ protected:
 	// After an XDP attach that succeeded: its stderr says why @entry runs
 	// as a single program, in one "xoffload: ..." line, exactly when
 	// status shows a single program; behind libxdp's dispatcher, nothing.
+	// Where attach composed it (the dispatcher cannot chain ours), its
+	// output names the composed entry of @entry's kind and the stage, status
+	// shows the composed program with the probe's answer, and stderr is
+	// silent about a single program.
 	void expect_attach_note(const CmdResult &at, const Endpoint &e, const std::string &entry)
 	{
 		CmdResult st = tool(e.ns, {"status", e.ifname}, true);
 		const std::string tail = "attached " + entry + " as a single program\n";
-		if (st.out.find("\"multiprog\":false") != std::string::npos) {
+		if (st.out.find("\"composed\":{") != std::string::npos) {
+			EXPECT_TRUE(names_xdp_entry(at.out, entry)) << entry << " composed: " << at.out;
+			EXPECT_NE(at.out.find("at xdp: composed program"), std::string::npos) << at.out;
+			EXPECT_NE(json_str(st.out, "reason"), "") << "composed, and why: " << st.out;
+			EXPECT_EQ(at.err.find("single program"), std::string::npos) << "composed: " << at.err;
+		} else if (st.out.find("\"multiprog\":false") != std::string::npos) {
 			EXPECT_EQ(std::count(at.err.begin(), at.err.end(), '\n'), 1) << "single program: one line: " << at.err;
 			EXPECT_EQ(at.err.rfind("xoffload: ", 0), 0u) << at.err;
 			EXPECT_TRUE(at.err.size() >= tail.size() &&
@@ -402,7 +412,7 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 			expect_all_clean("after the failed attach and a detach");
 			continue;	// the other feature and the traffic below still tell
 		}
-		EXPECT_NE(at.out.find(entry), std::string::npos) << at.out;
+		EXPECT_TRUE(names_xdp_entry(at.out, entry)) << at.out;
 		expect_attach_note(at, b_, entry);
 		if (geneve) {
 			CmdResult e = run_cmd({"bpftool", "map", "lookup", "pinned", pin_dir(b_) + "/xo_gnv_cpus", "key",
@@ -429,7 +439,7 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native",
 				    "--no-tag-kfunc"});  // the plain entry (xdp_vlan_tag: VlanMeta)
 	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
-	EXPECT_NE(at.out.find("xdp_vlan_mb"), std::string::npos) << at.out;
+	EXPECT_TRUE(names_xdp_entry(at.out, "xdp_vlan_mb")) << at.out;
 	expect_attach_note(at, b_, "xdp_vlan_mb");
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname, "--depth", "2"}));
 	expect_frames(jumbo({kAd100, kQ100}), n, [&](unsigned i) { return frame({}, i, kMacB, payload); },
@@ -737,84 +747,280 @@ TEST_F(VlanVeth, DispatcherChainsVlanGeneveAndAForeignProgram)
 	expect_all_clean("after xdp-loader unload");
 }
 
-// A single program at the XDP hook (xdp_vlan, made one by
-// LIBXDP_SKIP_DISPATCHER=1 as libxdp makes one itself where its dispatcher
-// cannot run a program): attach says so and why in one line, status and
-// detach see it, it pops. Nothing can be chained to it: geneve, and recv's
-// xdp_xsk, are refused (exit 1, one line saying what to do) before anything
-// is loaded or pinned, and it stays as it was; vlan at TC goes next to it.
-TEST_F(VlanVeth, XdpSingleProgramRefusesASecondXdpProgram)
+// One of our programs alone at the XDP hook (xdp_vlan loaded by xdp-loader
+// as a single program, LIBXDP_SKIP_DISPATCHER=1): attach geneve composes
+// them (one program, stages vlan then geneve, in one swap; the vlan policy
+// kept through its pins), in the hook's mode only; detach geneve leaves the
+// vlan stage popping.
+TEST_F(VlanVeth, XdpProgramOfOursAloneIsComposedWithTheNext)
 {
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
+	if (probe.exit_code == 127)
+		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
 	const unsigned n = 3;
-	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
-		      "negative: no program, the 802.1Q tag arrives");
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"}, false, "LIBXDP_SKIP_DISPATCHER=1");
-	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
-	EXPECT_EQ(at.err.rfind("xoffload: LIBXDP_SKIP_DISPATCHER=1 is set (libxdp ", 0), 0u) << at.err;
-	expect_attach_note(at, b_, "xdp_vlan");
+	const std::string netns = "--net=/run/netns/" + b_.ns;
+	std::vector<std::string> load{"env", "LIBXDP_SKIP_DISPATCHER=1", "nsenter", netns, "xdp-loader", "load", "-m",
+				      "native", "-p", pin_dir(b_), b_.ifname, bpf_dir_ + "/xdp_vlan.bpf.o"};
+	CmdResult r = run_cmd(load, kCmdTimeout);
+	ASSERT_EQ(r.exit_code, 0) << join_cmd(load) << ": " << r.describe();
 	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
 	EXPECT_NE(st.out.find("\"multiprog\":false"), std::string::npos) << st.out;
-	EXPECT_NE(st.out.find("\"feature\":\"vlan\",\"hook\":\"xdp\""), std::string::npos) << st.out;
+	EXPECT_EQ(st.out.find("\"composed\":{"), std::string::npos) << "alone, not composed yet: " << st.out;
 	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
-	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "single xdp_vlan pops");
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "xdp_vlan alone pops");
 
-	for (const char *mode : {"native", "skb"}) {
-		CmdResult g = tool(b_.ns, {"attach", b_.ifname, "geneve", "--mode", mode});
-		EXPECT_EQ(g.exit_code, 1) << last_cmd_ << ": " << g.describe();
-		EXPECT_TRUE(one_line(g)) << g.err;
-		EXPECT_NE(g.err.find("as a single program"), std::string::npos) << g.err;
-		EXPECT_NE(g.err.find("detach vlan first"), std::string::npos) << g.err;
+	CmdResult g = tool(b_.ns, {"attach", b_.ifname, "geneve", "--mode", "skb"});
+	EXPECT_EQ(g.exit_code, 2) << last_cmd_ << ": " << g.describe();
+	EXPECT_TRUE(one_line(g)) << g.err;
+	EXPECT_NE(g.err.find("use --mode native"), std::string::npos) << g.err;
+	EXPECT_EQ(tool(b_.ns, {"status", b_.ifname}, true).out, st.out) << "the refused attach changed nothing";
+
+	g = tool(b_.ns, {"attach", b_.ifname, "geneve"});
+	ASSERT_EQ(g.exit_code, 0) << last_cmd_ << ": " << g.describe();
+	EXPECT_NE(g.out.find("composed program xdp_offload"), std::string::npos) << g.out;
+	EXPECT_NE(g.out.find("(native mode, stages vlan, geneve)"), std::string::npos) << g.out;
+	st = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_NE(st.out.find("\"stages\":[\"vlan\",\"geneve\"]"), std::string::npos) << st.out;
+	EXPECT_EQ(st.out.find("\"xdp_vlan\""), std::string::npos) << "xdp_vlan gave way: " << st.out;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+		      "composed: the vlan stage pops with the policy xdp_vlan had");
+	CmdResult gs = tool(b_.ns, {"geneve", "stats", b_.ifname}, true);
+	EXPECT_NE(gs.out.find("\"not_geneve\":{\"packets\":" + std::to_string(n)), std::string::npos)
+		<< "the geneve stage saw the popped frames: " << gs.out;
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "geneve"}));
+	st = tool(b_.ns, {"status", b_.ifname}, true);
+	EXPECT_NE(st.out.find("\"stages\":[\"vlan\"]"), std::string::npos) << st.out;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "the vlan stage alone pops");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), 3 * n) << "popped counter, across both swaps";
+	detach_and_check(b_);
+}
+
+// A program not ours alone at the XDP hook: vlan, geneve and recv are
+// refused in one line that names it and says what to do (a program of the
+// user's can come back after ours through attach chain), before anything is
+// loaded or pinned; the hook stays as it was.
+TEST_F(VlanVeth, XdpForeignProgramAloneIsRefusedCleanly)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
+	if (probe.exit_code == 127)
+		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
+	const std::string netns = "--net=/run/netns/" + b_.ns;
+	std::vector<std::string> load{"env", "LIBXDP_SKIP_DISPATCHER=1", "nsenter", netns, "xdp-loader", "load", "-m",
+				      "native", b_.ifname, bpf_dir_ + "/xdp_foreign.bpf.o"};
+	CmdResult r = run_cmd(load, kCmdTimeout);
+	ASSERT_EQ(r.exit_code, 0) << join_cmd(load) << ": " << r.describe();
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	ASSERT_NE(st.out.find("\"xdp_foreign\""), std::string::npos) << st.out;
+	for (const std::vector<std::string> &args :
+	     {std::vector<std::string>{"attach", b_.ifname, "vlan"}, {"attach", b_.ifname, "geneve"},
+	      {"attach", b_.ifname, "chain", "--prog", bpf_dir_ + "/xdp_drop_port9.bpf.o"}}) {
+		CmdResult a = tool(b_.ns, args);
+		EXPECT_EQ(a.exit_code, 1) << last_cmd_ << ": " << a.describe();
+		EXPECT_TRUE(one_line(a)) << a.err;
+		EXPECT_NE(a.err.find("xdp_foreign (prog id"), std::string::npos) << a.err;
+		EXPECT_NE(a.err.find("unload it first"), std::string::npos) << a.err;
 	}
 	CmdResult rv = tool(b_.ns, {"recv", b_.ifname, "--duration", "1"});
 	EXPECT_EQ(rv.exit_code, 1) << last_cmd_ << ": " << rv.describe();
 	EXPECT_TRUE(one_line(rv)) << rv.err;
-	EXPECT_NE(rv.err.find("xdp_vlan (prog id"), std::string::npos) << rv.err;
-	CmdResult after = tool(b_.ns, {"status", b_.ifname}, true);
-	EXPECT_EQ(after.out, st.out) << "refused attaches changed nothing";
-	CmdResult ls = run_cmd({"ls", pin_dir(b_)}, kCmdTimeout);
-	EXPECT_EQ(ls.out.find("xo_gnv"), std::string::npos) << "no geneve maps pinned: " << ls.out;
-	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
-
-	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "tc-ingress"}));
-	detach_and_check(b_);
+	EXPECT_NE(rv.err.find("xdp_foreign (prog id"), std::string::npos) << rv.err;
+	EXPECT_EQ(tool(b_.ns, {"status", b_.ifname}, true).out, st.out) << "refused attaches changed nothing";
+	struct stat sb {};
+	EXPECT_NE(::stat(pin_dir(b_).c_str(), &sb), 0) << "nothing pinned";
+	std::vector<std::string> unload{"nsenter", netns, "xdp-loader", "unload", b_.ifname, "--all"};
+	r = run_cmd(unload, kCmdTimeout);
+	EXPECT_EQ(r.exit_code, 0) << join_cmd(unload) << ": " << r.describe();
+	expect_all_clean("after xdp-loader unload");
 }
 
 // recv's xdp_xsk holds the XDP hook (behind libxdp's dispatcher, or alone
 // where the dispatcher cannot load). attach vlan then chains behind the
-// dispatcher where it runs packet-changing programs, and is otherwise
-// refused in one line (the dispatcher that holds the hook cannot run
-// xdp_vlan, and a single program cannot share it), leaving nothing of vlan
-// and xdp_xsk running. Once recv is gone nothing is left either way.
-TEST_F(VlanVeth, XdpAttachNextToRecvChainsOrIsRefusedCleanly)
+// dispatcher, or composes with recv's stage (one program, its XSKMAP the
+// receiver's); detach vlan leaves recv receiving, and once recv is gone
+// nothing is left either way.
+TEST_F(VlanVeth, XdpAttachNextToRecvChainsOrComposes)
 {
 	// recv runs until signalled: a --duration ran out before the last
 	// status under a slow TCG guest (6.1), and xdp_xsk was gone
 	BackgroundCmd rx({tool_, "--json", "-n", b_.ns, "recv", b_.ifname, "--duration", "120", "--interval", "0"});
 	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 20)) << "recv never started";
 	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
-	ASSERT_NE(st.out.find("\"xdp_xsk\""), std::string::npos) << st.out;
-	const bool dispatcher = st.out.find("\"multiprog\":true") != std::string::npos;
-	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan"});
+	const bool composed = st.out.find("\"composed\":{") != std::string::npos;
+	ASSERT_TRUE(composed || st.out.find("\"xdp_xsk\"") != std::string::npos) << st.out;
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
 	st = tool(b_.ns, {"status", b_.ifname}, true);
-	if (at.exit_code == 0) {
-		EXPECT_TRUE(dispatcher) << "attached next to a single program: " << st.out;
-		expect_attach_note(at, b_, "xdp_vlan");
-		EXPECT_NE(st.out.find("\"xdp_vlan\""), std::string::npos) << st.out;
+	EXPECT_EQ(at.err.find("single program"), std::string::npos) << at.err;
+	if (st.out.find("\"composed\":{") != std::string::npos)
+		EXPECT_NE(st.out.find("\"stages\":[\"vlan\",\"recv\"]"), std::string::npos) << st.out;
+	else
 		EXPECT_NE(st.out.find("\"xdp_xsk\""), std::string::npos) << st.out;
-		ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "vlan"}));
-		st = tool(b_.ns, {"status", b_.ifname}, true);
-	} else {
-		EXPECT_EQ(at.exit_code, 1) << last_cmd_ << ": " << at.describe();
-		EXPECT_TRUE(one_line(at)) << at.err;
-		EXPECT_NE(at.err.find("xdp_xsk (prog id"), std::string::npos) << at.err;
-	}
+	const unsigned n = 3;
+	send(a_, {kQ100}, n);
+	EXPECT_EQ(counter(b_, "xdp", "passed") + counter(b_, "xdp", "popped"), n) << "vlan saw the frames first";
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "vlan"}));
+	st = tool(b_.ns, {"status", b_.ifname}, true);
 	EXPECT_NE(st.out.find("\"attached\":[]"), std::string::npos) << "nothing of vlan: " << st.out;
-	EXPECT_NE(st.out.find("\"pinned\":false"), std::string::npos) << "no pins: " << st.out;
-	EXPECT_NE(st.out.find("\"xdp_xsk\""), std::string::npos) << "xdp_xsk still there: " << st.out;
+	EXPECT_TRUE(st.out.find("\"xdp_xsk\"") != std::string::npos ||
+		    st.out.find("\"stages\":[\"recv\"]") != std::string::npos)
+		<< "recv's program still there: " << st.out;
 	EXPECT_TRUE(rx.signal(SIGINT));
 	CmdResult r = rx.wait(30);
 	EXPECT_TRUE(r.ok()) << r.describe();
+	EXPECT_NE(r.out.find("\"rx_packets\":" + std::to_string(n)), std::string::npos)
+		<< "recv took the frames vlan passed: " << r.out;
 	expect_all_clean("after recv");
+}
+
+// VLAN, Geneve and recv together at one XDP hook, at MTU 1500 and 9000 (the
+// multi-buffer entries): one composed program with the stages in that order
+// where the dispatcher cannot chain ours, libxdp's dispatcher where it can.
+// Tagged frames are popped by vlan, passed by geneve (no Geneve port) and
+// received by recv, every one exactly once.
+TEST_F(VlanVeth, XdpVlanGeneveAndRecvRunTogether)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 4;
+	for (unsigned mtu : {1500u, 9000u}) {
+		const std::string label = "MTU " + std::to_string(mtu);
+		for (const Endpoint *e : {&a_, &b_}) {
+			CmdResult r = run_cmd({"ip", "-n", e->ns, "link", "set", "dev", e->ifname, "mtu", std::to_string(mtu)},
+					      kCmdTimeout);
+			ASSERT_TRUE(r.ok()) << r.describe();
+		}
+		ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"})) << label;
+		ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname})) << label;
+		ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "geneve"})) << label;
+		BackgroundCmd rx({tool_, "--json", "-n", b_.ns, "recv", b_.ifname, "--duration", "120", "--interval", "0"});
+		ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 20)) << label << ": recv never started";
+		CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+		const bool composed = st.out.find("\"composed\":{") != std::string::npos;
+		if (composed) {
+			EXPECT_NE(st.out.find("\"stages\":[\"vlan\",\"geneve\",\"recv\"]"), std::string::npos)
+				<< label << ": " << st.out;
+			EXPECT_NE(st.out.find(mtu > 1500 ? "\"xdp_offload_mb\"" : "\"xdp_offload"), std::string::npos)
+				<< label << ": " << st.out;
+		} else {
+			for (const char *p : {"\"xdp_vlan", "\"xdp_geneve", "\"xdp_xsk\""})
+				EXPECT_NE(st.out.find(p), std::string::npos) << label << ": " << p << " in " << st.out;
+		}
+		RecordProperty("route_mtu_" + std::to_string(mtu), composed ? "composed" : "libxdp dispatcher");
+		send(a_, {kQ100}, n);
+		EXPECT_TRUE(rx.signal(SIGINT));
+		CmdResult r = rx.wait(30);
+		EXPECT_TRUE(r.ok()) << label << ": " << r.describe();
+		EXPECT_NE(r.out.find("\"rx_packets\":" + std::to_string(n)), std::string::npos)
+			<< label << ": recv took every frame: " << r.out;
+		EXPECT_EQ(counter(b_, "xdp", "popped"), n) << label << ": popped by vlan first";
+		CmdResult gs = tool(b_.ns, {"geneve", "stats", b_.ifname}, true);
+		EXPECT_NE(gs.out.find("\"not_geneve\":{\"packets\":" + std::to_string(n)), std::string::npos)
+			<< label << ": then seen by geneve: " << gs.out;
+		detach_and_check(b_);
+	}
+}
+
+// attach IFACE chain --prog OBJ: a program of the user's runs after our
+// stages (the composed program's slot, or behind libxdp's dispatcher after
+// ours), its frames counted apart (chained); geneve joins with the chain
+// kept; detach chain gives the hook back as it was; Debian's xdp-filter
+// object runs there too, its maps pinned under the interface's chain/
+// folder; detach takes everything.
+TEST_F(VlanVeth, ChainRunsAUsersProgramAfterOurStages)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 3;
+	const std::vector<std::string> port9{"--geneve", "5", "--geneve-port", "9"};
+	// frames to UDP port 9 that reach B (tagged: popped by vlan first)
+	auto port9_arrive = [&](unsigned count) {
+		auto cap = start_capture(b_, count, kCaptureTimeout);
+		if (!cap)
+			return 0u;
+		send(a_, {kQ100}, count, kMacB, port9);
+		CmdResult r = cap->wait(kCaptureTimeout + 5);
+		EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "capture: " << r.describe();
+		return static_cast<unsigned>(parse_frames(r.out).size());
+	};
+	EXPECT_EQ(port9_arrive(n), n) << "negative: no program, frames to port 9 arrive";
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	const std::string before = tool(b_.ns, {"status", b_.ifname}, true).out;
+	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "chain", "--prog", bpf_dir_ + "/xdp_drop_port9.bpf.o"});
+	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	EXPECT_EQ(at.out.rfind("attached chain xdp_drop_port9 (prog id ", 0), 0u) << at.out;
+	CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+	const bool composed = st.out.find("\"composed\":{") != std::string::npos;
+	if (composed) {
+		EXPECT_NE(st.out.find("\"stages\":[\"vlan\",\"chain\"]"), std::string::npos) << st.out;
+		EXPECT_EQ(json_str(st.out, "chain_prog_name"), "xdp_drop_port9") << st.out;
+	} else {
+		EXPECT_NE(st.out.find("\"multiprog\":true"), std::string::npos) << st.out;
+		EXPECT_NE(st.out.find("\"name\":\"xdp_drop_port9\""), std::string::npos) << st.out;
+		EXPECT_TRUE(json_u64(st.out, "chain_prog_id").value_or(0) > 0) << st.out;
+	}
+	RecordProperty("chain_route", composed ? "composed program's slot" : "libxdp dispatcher");
+	CmdResult again = tool(b_.ns, {"attach", b_.ifname, "chain", "--prog", bpf_dir_ + "/xdp_foreign.bpf.o"});
+	EXPECT_EQ(again.exit_code, 1) << again.describe();
+	EXPECT_TRUE(one_line(again)) << again.err;
+	EXPECT_NE(again.err.find("detach " + b_.ifname + " chain first"), std::string::npos) << again.err;
+
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+		      "popped by vlan, passed by the chained program");
+	EXPECT_EQ(port9_arrive(n), 0u) << "popped by vlan, then dropped by the chained program";
+	EXPECT_EQ(counter(b_, "xdp", "popped"), 2 * n) << "popped counter";
+	if (composed) {
+		st = tool(b_.ns, {"status", b_.ifname}, true);
+		EXPECT_EQ(json_u64(st.out, "chained_packets"), std::optional<uint64_t>(2 * n)) << st.out;
+		EXPECT_EQ(json_u64(st.out, "chain_empty_packets"), std::optional<uint64_t>(0)) << st.out;
+	}
+
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "geneve"}));
+	st = tool(b_.ns, {"status", b_.ifname}, true);
+	if (composed)
+		EXPECT_NE(st.out.find("\"stages\":[\"vlan\",\"geneve\",\"chain\"]"), std::string::npos) << st.out;
+	EXPECT_EQ(port9_arrive(n), 0u) << "vlan, geneve (port 9 is no Geneve port), then the chained program drops";
+	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "geneve"}));
+	EXPECT_EQ(tool(b_.ns, {"status", b_.ifname}, true).out.find("\"chain\"]") != std::string::npos, composed)
+		<< "the chain stays when geneve goes";
+
+	CmdResult dc = tool(b_.ns, {"detach", b_.ifname, "chain"});
+	ASSERT_EQ(dc.exit_code, 0) << last_cmd_ << ": " << dc.describe();
+	EXPECT_EQ(dc.out.rfind("detached chain xdp_drop_port9", 0), 0u) << dc.out;
+	st = tool(b_.ns, {"status", b_.ifname}, true);
+	// ids aside (a swap loads a new program), the hook is as it was
+	const std::regex ids("\"(prog_)?id\":[0-9]+");
+	EXPECT_EQ(std::regex_replace(st.out, ids, "#"), std::regex_replace(before, ids, "#"));
+	EXPECT_EQ(port9_arrive(n), n) << "no chained program: frames to port 9 arrive";
+	CmdResult none = tool(b_.ns, {"detach", b_.ifname, "chain"});
+	EXPECT_EQ(none.exit_code, 1) << none.describe();
+	EXPECT_TRUE(one_line(none)) << none.err;
+
+	// Debian's xdp-filter for UDP with policy allow (its rules drop): port 9
+	// put in its filter_ports (key: the port as the frame carries it, in a
+	// u32; flags DST | UDP), as `xdp-filter port 9 -p udp` would
+	const std::string filt = "/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_udp.o";
+	struct stat sb {};
+	if (::stat(filt.c_str(), &sb) == 0) {
+		CmdResult xf = tool(b_.ns, {"attach", b_.ifname, "chain", "--prog", filt});
+		ASSERT_EQ(xf.exit_code, 0) << last_cmd_ << ": " << xf.describe();
+		const std::string ports = pin_dir(b_) + "/chain/filter_ports";
+		CmdResult up = run_cmd({"bpftool", "map", "update", "pinned", ports, "key", "0", "9", "0", "0", "value",
+					"0x0a", "0", "0", "0", "0", "0", "0", "0"},
+				       kCmdTimeout);
+		EXPECT_EQ(up.exit_code, 0) << up.describe();
+		EXPECT_EQ(port9_arrive(n), 0u) << "xdp-filter drops port 9 after our pop";
+		expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); },
+			      "xdp-filter passes other ports");
+		ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "chain"}));
+		EXPECT_NE(::stat((pin_dir(b_) + "/chain").c_str(), &sb), 0) << "its pins went with it";
+	} else {
+		RecordProperty("xdp_filter", "not installed: " + filt);
+	}
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "chain", "--prog", bpf_dir_ + "/xdp_drop_port9.bpf.o"}));
+	detach_and_check(b_);
 }
 
 // ---- TC ----------------------------------------------------------------------

@@ -134,18 +134,77 @@ int detach_orphans(const Globals &g)
 	return 0;
 }
 
+void print_chain(const Globals &g, const Netdev &dev, const ChainInfo &c, const char *verb)
+{
+	if (g.json) {
+		Json j;
+		j.begin_object().kv("interface", dev.name).kv("action", verb).kv("feature", "chain").kv("hook", "xdp")
+			.kv("prog_id", c.prog_id).kv("prog_name", c.prog_name).kv("composed", c.composed);
+		if (!c.object.empty())
+			j.kv("object", c.object);
+		if (c.composed)
+			j.kv("hook_prog_id", c.hook_prog_id).kv("hook_prog_name", c.hook_prog_name).kv("stages", c.stages);
+		else
+			j.kv("run_prio", c.run_prio);
+		if (!c.reason.empty())
+			j.kv("compose_reason", c.reason);
+		j.end_object().print();
+		return;
+	}
+	std::printf("%s chain %s (prog id %u) %s %s at xdp: ", verb, c.prog_name.c_str(), c.prog_id,
+		    std::string(verb) == "attached" ? "on" : "from", dev.name.c_str());
+	if (!c.composed)
+		std::printf("behind libxdp's dispatcher, priority %u, after ours\n", c.run_prio);
+	else if (c.hook_prog_id)
+		std::printf("composed program %s (stages %s), prog id %u\n", c.hook_prog_name.c_str(), c.stages.c_str(),
+			    c.hook_prog_id);
+	else
+		std::printf("no stage left, the hook is empty\n");
+}
+
+// attach IFACE chain --prog OBJ[:PROG]
+int attach_chain_cmd(const Globals &g, const std::string &ifname, const std::string &prog, XdpMode mode)
+{
+	if (prog.empty())
+		return report(usage_error("attach chain needs --prog OBJ[:PROG], the XDP program to run after ours"));
+	ChainRequest rq;
+	rq.mode = mode;
+	rq.object = prog;
+	// OBJ:PROG, where OBJ itself is no file (a path may hold a colon)
+	if (size_t colon = prog.rfind(':'); colon != std::string::npos && !path_exists(prog)) {
+		rq.object = prog.substr(0, colon);
+		rq.program = prog.substr(colon + 1);
+		if (rq.object.empty() || rq.program.empty())
+			return report(usage_error("--prog " + prog + ": expected OBJ[:PROG]"));
+	}
+	if (auto s = prepare(g); !s)
+		return report(s.error());
+	auto dev = netdev_with_pins(ifname);
+	if (!dev)
+		return report(dev.error());
+	auto c = attach_chain(*dev, rq);
+	if (!c)
+		return report(c.error());
+	print_chain(g, *dev, *c, "attached");
+	return 0;
+}
+
 } // namespace
 
 void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 {
 	struct AttachOpts {
-		std::string ifname, feature, hook = "xdp", mode = "native";
+		std::string ifname, feature, hook = "xdp", mode = "native", prog;
 		bool keep_rx_vlan = false, no_tag_kfunc = false;
 	};
 	auto o = std::make_shared<AttachOpts>();
 	auto *a = app.add_subcommand("attach", "Attach a feature's programs to an interface");
 	a->add_option("interface", o->ifname, "Interface")->required();
-	a->add_option("feature", o->feature, "Feature: vlan | geneve")->required();
+	a->add_option("feature", o->feature,
+		      "Feature: vlan | geneve | chain (a program of yours after our XDP stages: --prog)")->required();
+	auto *prog_opt = a->add_option("--prog", o->prog,
+				       "chain: OBJ[:PROG], the BPF object and its XDP program (name or section; "
+				       "default: its only one) to run after ours");
 	a->add_option("--hook", o->hook, "xdp | tc-ingress | tc-egress (default xdp)");
 	auto *mode_opt = a->add_option("--mode", o->mode, "XDP mode: native | skb (alias generic) (default native)");
 	a->add_flag("--keep-rx-vlan", o->keep_rx_vlan,
@@ -155,7 +214,21 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 		    "vlan at xdp: load plain xdp_vlan behind libxdp's dispatcher even where the driver offers the "
 		    "rx-vlan-tag kfunc (which needs a device-bound program alone); tags outside the data then "
 		    "escape it");
-	a->callback([&g, &rc, o, mode_opt] {
+	a->callback([&g, &rc, o, mode_opt, prog_opt] {
+		if (o->feature == "chain") {
+			auto mode = parse_xdp_mode(o->mode);
+			if (!mode)
+				rc = report(mode.error());
+			else if (o->hook != "xdp" || o->keep_rx_vlan || o->no_tag_kfunc)
+				rc = report(usage_error("chain runs at the xdp hook and takes only --prog and --mode"));
+			else
+				rc = attach_chain_cmd(g, o->ifname, o->prog, *mode);
+			return;
+		}
+		if (prog_opt->count()) {
+			rc = report(usage_error("--prog is for attach IFACE chain"));
+			return;
+		}
 		auto feat = parse_feature(o->feature);
 		auto hook = parse_hook(o->hook);
 		auto mode = parse_xdp_mode(o->mode);
@@ -201,7 +274,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 	auto d = std::make_shared<DetachOpts>();
 	auto *ds = app.add_subcommand("detach", "Detach our programs: every feature and hook unless given");
 	ds->add_option("interface", d->ifname, "Interface");
-	ds->add_option("feature", d->feature, "Feature: vlan | geneve (default: both)");
+	ds->add_option("feature", d->feature, "Feature: vlan | geneve | chain (default: every one)");
 	ds->add_option("--hook", d->hook, "xdp | tc-ingress | tc-egress");
 	ds->add_flag("--purge", d->purge,
 		     "Detach everything of ours, remove the interface's pins and the geneve devices its "
@@ -219,6 +292,34 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 		}
 		if (d->purge && (!d->feature.empty() || !d->hook.empty())) {
 			rc = report(usage_error("--purge takes every feature and hook: no feature or --hook with it"));
+			return;
+		}
+		if (d->feature == "chain") {
+			if (!d->hook.empty() && d->hook != "xdp") {
+				rc = report(usage_error("chain runs at the xdp hook only"));
+				return;
+			}
+			if (auto s = prepare(g); !s) {
+				rc = report(s.error());
+				return;
+			}
+			auto dev = netdev_with_pins(d->ifname);
+			if (!dev) {
+				rc = report(dev.error());
+				return;
+			}
+			auto c = detach_chain(*dev);
+			if (!c) {
+				rc = report(c.error());
+				return;
+			}
+			if (!*c) {
+				rc = report(runtime_error("no program of yours runs after ours on " + dev->name +
+								  " (attach " + dev->name + " chain --prog OBJ)",
+							  ENOENT));
+				return;
+			}
+			print_chain(g, *dev, **c, "detached");
 			return;
 		}
 		std::optional<Feature> feat;
@@ -308,7 +409,9 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			{
 				j.begin_object().kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
 					.kv("prog_name", a.prog_name);
-				if (a.composed)
+				if (a.chain)
+					j.kv("feature", "chain").kv("composed", a.composed);
+				else if (a.composed)
 					j.kv("feature", to_string(a.feature)).kv("composed", true).kv("stages_left", a.stages);
 				j.end_object();
 			}
@@ -323,7 +426,10 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			j.end_object().print();
 		} else {
 			for (const auto &a : *r)
-				if (a.composed)
+				if (a.chain)
+					std::printf("detached chain %s (prog id %u) from %s at xdp\n", a.prog_name.c_str(),
+						    a.prog_id, dev->name.c_str());
+				else if (a.composed)
 					std::printf("detached %s from %s at xdp: composed program stages now %s\n",
 						    to_string(a.feature), dev->name.c_str(), a.stages.c_str());
 				else

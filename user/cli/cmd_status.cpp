@@ -32,8 +32,11 @@ void status_json(Json &j, const IfStatus &st)
 		for (const auto &s : c.stages)
 			j.value(s);
 		j.end_array().kv("chain_prog_id", c.chain_prog_id).kv("chain_prog_name", c.chain_prog_name)
+			.kv("chained_packets", c.chained_packets).kv("chain_empty_packets", c.chain_empty_packets)
 			.kv("reason", c.reason).end_object();
 	}
+	if (st.chain_prog_id)
+		j.kv("chain_prog_id", st.chain_prog_id);
 	j.end_object().begin_array("attached");
 	for (const auto &a : st.ours) {
 		j.begin_object().kv("feature", to_string(a.feature)).kv("hook", to_string(a.hook)).kv("prog_id", a.prog_id)
@@ -60,6 +63,8 @@ void status_text(const IfStatus &st)
 		for (const auto &a : st.ours)
 			if (a.hook == Hook::xdp && a.prog_id == p.id)
 				tag = std::string("  [xoffload ") + to_string(a.feature) + "]";
+		if (p.id == st.chain_prog_id)
+			tag = "  [chain: yours, after xoffload's]";
 		if (xsk::XskProgram::is_xsk_name(p.name)) {
 			int pid = xsk::bpf_prog_holder(p.id);
 			tag = pid ? "  [xoffload recv, pid " + std::to_string(pid) + "]"
@@ -70,9 +75,14 @@ void status_text(const IfStatus &st)
 			std::printf("    %-16s id %-6u [xoffload composed]\n", p.name.c_str(), p.id);
 			for (size_t i = 0; i < c.stages.size(); i++) {
 				std::printf("      %zu. %s", i + 1, c.stages[i].c_str());
-				if (c.stages[i] == "chain")
-					std::printf(c.chain_prog_id ? ": %s (prog id %u)" : ": empty slot%s", c.chain_prog_name.c_str(),
-						    c.chain_prog_id);
+				if (c.stages[i] == "chain" && c.chain_prog_id)
+					std::printf(": %s (prog id %u), %llu frames handed to it, %llu passed with the slot empty",
+						    c.chain_prog_name.c_str(), c.chain_prog_id,
+						    static_cast<unsigned long long>(c.chained_packets),
+						    static_cast<unsigned long long>(c.chain_empty_packets));
+				else if (c.stages[i] == "chain")
+					std::printf(": empty slot, %llu frames passed",
+						    static_cast<unsigned long long>(c.chain_empty_packets));
 				std::printf("\n");
 			}
 			std::printf("      composed because: %s\n",

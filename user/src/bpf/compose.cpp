@@ -306,6 +306,16 @@ xdp_offload_bpf *Composition::skel() const
 
 Result<Composition> compose_swap(const Netdev &dev, const std::string &dir, const ComposeRequest &rq)
 {
+	// the lock lives in the pin directory; one made for it alone (recv's
+	// stage, which pins nothing, coming or going) goes again afterwards
+	if (!path_exists(dir)) {
+		if (auto s = make_dirs(dir); !s)
+			return s.error();
+		auto r = compose_swap(dev, dir, rq);
+		if (!(rq.stages & ~XO_STAGE_XSK) || !r)
+			(void)remove_pin_dir(dir);
+		return r;
+	}
 	auto lock = ComposeLock::take(dir);
 	if (!lock)
 		return lock.error();

@@ -40,6 +40,11 @@ struct ComposedProg {
 	uint32_t chain_id = 0;	// the program in its chain slot, 0 if none
 };
 
+// The stage one of our single programs runs (xdp_vlan, xdp_geneve, recv's
+// xdp_xsk and their entries), 0 for a program not ours; @bound: it is
+// device-bound (reads stripped tags through the kfunc).
+unsigned single_stage(const std::string &name, bool &bound);
+
 // The composed program with id @prog_id; an error if it is not one.
 Result<ComposedProg> read_composed(uint32_t prog_id);
 

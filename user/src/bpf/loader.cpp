@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <xdp/libxdp.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -666,8 +667,8 @@ bool is_our_name(const std::string &name)
 	return xdp_feature_of(name) || name == n.tc_ingress || name == n.tc_egress;
 }
 
-// The stage one of our single programs runs, 0 for a program not ours;
-// @bound: it is device-bound (reads stripped tags through the kfunc).
+} // namespace
+
 unsigned single_stage(const std::string &name, bool &bound)
 {
 	const auto &n = prog_names();
@@ -678,6 +679,8 @@ unsigned single_stage(const std::string &name, bool &bound)
 		return stage_of(*f);
 	return 0;
 }
+
+namespace {
 
 // Attaches @f as a stage of the composed program: @base's stages and @f's
 // in one program that replaces @replace_id (0: the hook is empty).
@@ -717,7 +720,8 @@ Error single_program_holds_hook(const Netdev &dev, Feature f, const XdpProgInfo 
 		if (at_tc(*holder))
 			msg += std::string(" (") + to_string(*holder) + " can run at TC instead: --hook tc-ingress)";
 	} else {
-		msg += "unload it first";
+		msg += "unload it first (a program of yours can then run after ours: attach " + dev.name +
+		       " chain --prog OBJ)";
 	}
 	if (at_tc(f))
 		msg += std::string(", or attach ") + to_string(f) + " at TC (--hook tc-ingress)";
@@ -761,6 +765,29 @@ const char *to_string(Feature f)
 	return desc(f).name;
 }
 
+// The composed program's chain counters (xo_off_stats under @dir), packets
+// by enum xo_off_counter, summed over the CPUs.
+static Result<std::array<uint64_t, XO_OFF_CNT_MAX>> chain_counts(const std::string &dir)
+{
+	std::array<uint64_t, XO_OFF_CNT_MAX> out{};
+	const std::string path = dir + "/xo_off_stats";
+	UniqueFd fd(bpf_obj_get(path.c_str()));
+	if (!fd.valid())
+		return errno == ENOENT ? Result<std::array<uint64_t, XO_OFF_CNT_MAX>>(out)
+				       : errno_error("open " + path, errno);
+	const int cpus = libbpf_num_possible_cpus();
+	if (cpus <= 0)
+		return errno_error("count the possible CPUs", cpus);
+	std::vector<xo_counter> v(static_cast<size_t>(cpus));
+	for (__u32 k = 0; k < XO_OFF_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd.get(), &k, v.data()))
+			return errno_error("read " + path, errno);
+		for (const xo_counter &c : v)
+			out[k] += c.packets;
+	}
+	return out;
+}
+
 Result<IfStatus> status(const Netdev &dev)
 {
 	IfStatus st;
@@ -795,12 +822,23 @@ Result<IfStatus> status(const Netdev &dev)
 		auto c = read_composed(pi.id);
 		if (!c)
 			return c.error();
-		ComposedStatus cs{c->prog_id, c->prog_name, {}, c->chain_id, {}, composition_reason()};
+		ComposedStatus cs;
+		cs.prog_id = c->prog_id;
+		cs.prog_name = c->prog_name;
+		cs.chain_prog_id = c->chain_id;
+		cs.reason = composition_reason();
 		for (unsigned bit = 1; bit & XO_STAGE_ALL; bit <<= 1)
 			if (c->stages & bit)
 				cs.stages.emplace_back(stage_name(bit));
 		if (c->chain_id)
 			cs.chain_prog_name = prog_name_by_id(c->chain_id);
+		if (c->stages & XO_STAGE_CHAIN) {
+			auto n = chain_counts(st.pin_dir);
+			if (!n)
+				return n.error();
+			cs.chained_packets = (*n)[XO_OFF_CNT_CHAINED];
+			cs.chain_empty_packets = (*n)[XO_OFF_CNT_CHAIN_EMPTY];
+		}
 		for (Feature f : {Feature::vlan, Feature::geneve})
 			if (c->stages & stage_of(f)) {
 				AttachInfo a{Hook::xdp, parse_xdp_mode(st.xdp_mode).value_or(XdpMode::native), pi.id, pi.name};
@@ -812,6 +850,13 @@ Result<IfStatus> status(const Netdev &dev)
 			}
 		st.composed_stages = c->stages;
 		st.composed = std::move(cs);
+	}
+	if (const std::string pin = st.pin_dir + "/xo_chain_prog"; path_exists(pin)) {
+		UniqueFd fd(bpf_obj_get(pin.c_str()));
+		bpf_prog_info pi{};
+		uint32_t len = sizeof(pi);
+		if (fd.valid() && !bpf_obj_get_info_by_fd(fd.get(), &pi, &len))
+			st.chain_prog_id = pi.id;
 	}
 	for (Hook h : {Hook::tc_ingress, Hook::tc_egress}) {
 		auto id = tc_query(dev, h);
@@ -962,11 +1007,27 @@ Error not_attached(const Netdev &dev, std::optional<Feature> f, std::optional<Ho
 
 Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h)
 {
+	std::vector<AttachInfo> gone;
+	// every feature at XDP: the user's program we chained after ours too
+	if (!f && (!h || *h == Hook::xdp)) {
+		auto c = detach_chain(dev);
+		if (!c)
+			return c.error();
+		if (*c) {
+			AttachInfo a{Hook::xdp, XdpMode::native, (*c)->prog_id, (*c)->prog_name};
+			a.chain = true;
+			a.composed = (*c)->composed;
+			a.stages = (*c)->stages;
+			gone.push_back(std::move(a));
+		}
+	}
 	auto st = status(dev);
 	if (!st)
 		return st.error();
-	std::vector<AttachInfo> gone;
 	size_t left = 0;
+	// a program we chained behind libxdp's dispatcher keeps the pins
+	if (path_exists(pin_dir(dev) + "/xo_chain_prog"))
+		left++;
 	// stages of the composed program to take out: one swap for them all
 	unsigned drop = 0;
 	std::vector<AttachInfo> dropped;
@@ -1005,9 +1066,10 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 				return s.error();
 	}
 	if (drop) {
-		// what stays composed (recv's stage, the chain slot) keeps the pins
+		// the chain slot staying keeps the pins (recv's stage has its own
+		// maps, unpinned)
 		const unsigned keep = st->composed_stages & ~drop;
-		if (keep & ~(XO_STAGE_VLAN | XO_STAGE_GENEVE))
+		if (keep & XO_STAGE_CHAIN)
 			left++;
 		auto mode = parse_xdp_mode(st->xdp_mode);
 		auto c = compose_swap(dev, pin_dir(dev), ComposeRequest{keep, mode.value_or(XdpMode::native),

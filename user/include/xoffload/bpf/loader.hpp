@@ -55,6 +55,9 @@ struct AttachInfo {
 	bool composed = false;
 	std::string stages;
 	std::string compose_reason;
+	// detach: the user's program chained after ours (attach_chain), not a
+	// feature of ours
+	bool chain = false;
 };
 
 // What attach may change on the device.
@@ -80,6 +83,9 @@ struct ComposedStatus {
 	std::vector<std::string> stages;	// in run order: vlan, geneve, recv, chain
 	uint32_t chain_prog_id = 0;		// the program in its chain slot
 	std::string chain_prog_name;
+	// frames the stages before the slot passed: handed to the program in
+	// it (its verdict is theirs), or passed to the stack for want of one
+	uint64_t chained_packets = 0, chain_empty_packets = 0;
 	// why a composed program rather than libxdp's dispatcher: the probe's
 	// answer on this machine (empty: the dispatcher could chain ours, and
 	// a program of ours that was alone was composed with the next one)
@@ -96,6 +102,9 @@ struct IfStatus {
 	bool xdp_multiprog = false;
 	std::optional<ComposedStatus> composed;	// the XDP hook holds xdp_offload
 	unsigned composed_stages = 0;		// its enum xo_stage bits
+	// the user's program we run after ours behind libxdp's dispatcher
+	// (attach_chain; composed: ComposedStatus::chain_prog_id), 0 if none
+	uint32_t chain_prog_id = 0;
 };
 
 // Attaches @f at @h. XDP: behind libxdp's dispatcher, or as a single
@@ -114,6 +123,39 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 // at @h (any hook when none) on @dev.
 Error not_attached(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h);
 Result<IfStatus> status(const Netdev &dev);
+
+// A user's XDP program to run after our XDP stages.
+struct ChainRequest {
+	std::string object;	// a BPF object file
+	std::string program;	// its program's name or section; empty: its only XDP program
+	XdpMode mode = XdpMode::native;
+};
+
+struct ChainInfo {
+	uint32_t prog_id = 0;		// the user's program
+	std::string prog_name;
+	std::string object;
+	// in the composed program's chain slot (a tail call after its stages);
+	// behind libxdp's dispatcher, at run_prio, otherwise
+	bool composed = false;
+	unsigned run_prio = 0;
+	uint32_t hook_prog_id = 0;	// composed: the program at the hook now (0: none)
+	std::string hook_prog_name;
+	std::string stages;		// composed: its stages now
+	std::string reason;		// composed: why (the probe's answer)
+};
+
+// Runs @rq's program after ours at @dev's XDP hook: in the chain slot of the
+// composed program (which takes our stages, or the hook alone when it is
+// empty, in one swap) where the dispatcher cannot chain ours or one of ours
+// runs alone; behind libxdp's dispatcher, after ours, where it can.
+// Refused (EEXIST) while a chained program runs, (EBUSY) while a program
+// not ours holds the hook alone. A failure leaves the hook and the pins as
+// they were.
+Result<ChainInfo> attach_chain(const Netdev &dev, const ChainRequest &rq);
+// Takes the chained program away, the hook left as it was before
+// attach_chain; nullopt when none runs.
+Result<std::optional<ChainInfo>> detach_chain(const Netdev &dev);
 
 // Names libxdp/libbpf print go to stderr only when verbose.
 void set_library_verbosity(int level);
