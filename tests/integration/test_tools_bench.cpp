@@ -54,6 +54,17 @@ TEST(ToolsBench, OffloadToolHasNoBenchCommand)
 	}
 }
 
+// Some hosts refuse BPF_PROG_RUN in live-frame mode to root as well (EPERM
+// from the syscall, for any program: this machine since December 2026,
+// with freplace refused the same way): the benches that inject frames so
+// cannot run there. Their one-line error says which call was refused.
+bool live_frames_refused(const CmdResult &r)
+{
+	const bool live = r.err.find("BPF_PROG_RUN (live frames)") != std::string::npos ||
+			  r.err.find("verify run: Operation not permitted") != std::string::npos;
+	return r.exit_code != 0 && live && r.err.find("Operation not permitted") != std::string::npos;
+}
+
 TEST(ToolsBench, RunsTheQuickVlanBench)
 {
 	ASSERT_FALSE(bench_script().empty()) << "XO_SOURCE_DIR must be set (run through ctest)";
@@ -64,6 +75,8 @@ TEST(ToolsBench, RunsTheQuickVlanBench)
 	// XO_BUILD_DIR (set by ctest) makes tools/bench use this build, where
 	// xo-bench is already built (integration_tests depends on it)
 	CmdResult r = run_cmd({bench_script(), "vlan", "--quick"}, 180);
+	if (live_frames_refused(r))
+		GTEST_SKIP() << "this host refuses live-frame BPF_PROG_RUN: " << r.err;
 	ASSERT_EQ(r.exit_code, 0) << r.describe();
 	EXPECT_NE(r.out.find("QUICK: smoke test only"), std::string::npos) << r.out;
 	EXPECT_NE(r.out.find("target (issue): pop and push <= 1.5x baseline: pop "), std::string::npos)
@@ -92,6 +105,8 @@ TEST_P(ToolsBenchVeth, QuickRunAccountsForEveryFrame)
 		GTEST_SKIP() << "a timing run under emulation (tools/vm-test, TCG) measures nothing and takes minutes";
 	const std::string bench = GetParam();
 	CmdResult r = run_cmd({bench_script(), bench, "--quick", "--json"}, 300);
+	if (live_frames_refused(r))
+		GTEST_SKIP() << "this host refuses live-frame BPF_PROG_RUN: " << r.err;
 	ASSERT_EQ(r.exit_code, 0) << r.describe();
 	EXPECT_NE(r.out.find("{\"bench\":\"" + bench + "\""), std::string::npos) << r.out;
 	EXPECT_EQ(r.out.find("null"), std::string::npos) << "a figure is missing: " << r.out;
