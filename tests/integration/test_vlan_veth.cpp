@@ -851,7 +851,20 @@ TEST_F(VlanVeth, XdpAttachNextToRecvChainsOrComposes)
 	const bool composed = st.out.find("\"composed\":{") != std::string::npos;
 	ASSERT_TRUE(composed || st.out.find("\"xdp_xsk\"") != std::string::npos) << st.out;
 	CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"});
-	ASSERT_EQ(at.exit_code, 0) << last_cmd_ << ": " << at.describe();
+	if (at.exit_code != 0) {
+		// libxdp's dispatcher holds the hook for xdp_xsk and cannot run
+		// xdp_vlan (6.12+ with libxdp < 1.6): refused in one line
+		EXPECT_EQ(at.exit_code, 1) << last_cmd_ << ": " << at.describe();
+		EXPECT_TRUE(one_line(at)) << at.err;
+		EXPECT_NE(at.err.find("xdp_xsk"), std::string::npos) << at.err;
+		EXPECT_NE(st.out.find("\"multiprog\":true"), std::string::npos) << "refused beside a dispatcher only: " << st.out;
+		st = tool(b_.ns, {"status", b_.ifname}, true);
+		EXPECT_NE(st.out.find("\"attached\":[]"), std::string::npos) << "nothing of vlan: " << st.out;
+		EXPECT_TRUE(rx.signal(SIGINT));
+		EXPECT_TRUE(rx.wait(30).ok());
+		expect_all_clean("after recv");
+		return;
+	}
 	st = tool(b_.ns, {"status", b_.ifname}, true);
 	EXPECT_EQ(at.err.find("single program"), std::string::npos) << at.err;
 	if (st.out.find("\"composed\":{") != std::string::npos)

@@ -543,7 +543,18 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 		// libxdp's dispatcher cannot run it: the composed program, which
 		// later features join (the device-bound entry is alone already)
 		if (!tried.dispatcher_refused.empty() && !how.single)
+		{
+			// the dispatcher holds the hook for programs of others (recv's
+			// xdp_xsk, xdp-loader's): ours cannot join it, nor replace it
+			LIBBPF_OPTS(bpf_xdp_query_opts, q);
+			if (!bpf_xdp_query(dev.ifindex, 0, &q) && q.prog_id)
+				return runtime_error("attach " + std::string(to_string(f)) + " to " + dev.name + ": " +
+							     tried.dispatcher_refused + ", and its dispatcher holds the XDP hook for " +
+							     xdp_hook_holders(dev.ifindex) + "; stop or unload them first" +
+							     (f == Feature::vlan ? ", or attach vlan at TC (--hook tc-ingress)" : ""),
+						     EBUSY);
 			return attach_composed(dev, f, mode, dir, 0, 0, tried.dispatcher_refused);
+		}
 		Error e = r.error();
 		if (how.single)
 			e.msg = single_reason + " (" + libxdp_version() + ", kernel " + kernel_release() +
