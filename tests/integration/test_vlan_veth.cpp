@@ -31,6 +31,13 @@ constexpr size_t kPayload = 32;
 constexpr double kCaptureTimeout = 3.0;	// every frame we wait for comes within ms
 constexpr double kCmdTimeout = 20.0;
 
+// The tests that load through xdp-loader (xdp-tools) skip without it.
+#define XO_SKIP_WITHOUT_XDP_LOADER()                                                     \
+	do {                                                                             \
+		if (run_cmd({"xdp-loader", "--help"}, kCmdTimeout).exit_code == 127)     \
+			GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";       \
+	} while (0)
+
 struct Tag {
 	uint16_t tpid;
 	uint16_t vid;
@@ -195,12 +202,12 @@ protected:
 	// Sends `count` frames with `tags` from tx and returns what rx saw, at
 	// most `want` frames (waiting up to the capture timeout for them).
 	std::vector<Bytes> exchange(const Endpoint &tx, const Endpoint &rx, const Tags &tags, unsigned count,
-				    unsigned want, const Mac &dst = kMacB)
+				    unsigned want, const Mac &dst = kMacB, const std::vector<std::string> &extra = {})
 	{
 		auto cap = start_capture(rx, want, kCaptureTimeout);
 		if (!cap)
 			return {};
-		send(tx, tags, count, dst);
+		send(tx, tags, count, dst, extra);
 		CmdResult r = cap->wait(kCaptureTimeout + 5);
 		// 0: all `want` frames came; 3: the timeout passed first
 		EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "capture: " << r.describe();
@@ -248,6 +255,16 @@ protected:
 	}
 
 	std::string pin_dir(const Endpoint &e) const { return "/sys/fs/bpf/xoffload/" + e.ifname + "@" + e.ns; }
+
+	// Sets the MTU of @e's interface; false (with the reason recorded) when
+	// ip refuses.
+	bool set_mtu(const Endpoint &e, unsigned mtu)
+	{
+		CmdResult r = run_cmd({"ip", "-n", e.ns, "link", "set", "dev", e.ifname, "mtu", std::to_string(mtu)},
+				      kCmdTimeout);
+		EXPECT_TRUE(r.ok()) << r.describe();
+		return r.ok();
+	}
 
 	// After an XDP attach that succeeded: its stderr says why @entry runs
 	// as a single program, in one "xoffload: ..." line, exactly when
@@ -385,14 +402,10 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 {
 	const unsigned n = 3;
 	const size_t payload = 6000 - frame_size({kAd100, kQ100}, 0);
-	auto set_mtu = [&](const Endpoint &e) {
-		CmdResult r = run_cmd({"ip", "-n", e.ns, "link", "set", "dev", e.ifname, "mtu", "9000"}, kCmdTimeout);
-		EXPECT_TRUE(r.ok()) << r.describe();
-	};
 	// only the peer's MTU is large: veth refuses the single-buffer entry on
 	// B (ERANGE), and attach takes the multi-buffer one instead, for vlan
 	// and geneve alike
-	set_mtu(a_);
+	set_mtu(a_, 9000);
 	for (const auto &[feature, entry] : {std::pair{"vlan", "xdp_vlan_mb"}, std::pair{"geneve", "xdp_geneve_mb"}}) {
 		const bool geneve = std::string(feature) == "geneve";
 		// a CPU rule made before attach: its CPUMAP entry must survive
@@ -422,7 +435,7 @@ TEST_F(VlanVeth, XdpJumboFramesPopThroughTheMultiBufferEntry)
 		}
 		detach_and_check(b_);
 	}
-	set_mtu(b_);
+	set_mtu(b_, 9000);
 	auto jumbo = [&](const Tags &tags) {
 		auto cap = start_capture(b_, n, kCaptureTimeout);
 		if (!cap)
@@ -637,9 +650,7 @@ TEST_F(VlanVeth, XdpAllowListDrop)
 // LIBXDP_SKIP_DISPATCHER=1 loads it as a single program.
 TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 {
-	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
-	if (probe.exit_code == 127)
-		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
+	XO_SKIP_WITHOUT_XDP_LOADER();
 	const unsigned n = 3;
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({kQ100}, i); },
 		      "negative: no program, the 802.1Q tag arrives");
@@ -695,9 +706,7 @@ TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 TEST_F(VlanVeth, DispatcherChainsVlanGeneveAndAForeignProgram)
 {
 	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
-	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
-	if (probe.exit_code == 127)
-		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
+	XO_SKIP_WITHOUT_XDP_LOADER();
 	const unsigned n = 3;
 	expect_frames(exchange(a_, b_, {kQ100}, n, n, kMacC), n,
 		      [](unsigned i) { return frame({kQ100}, i, kMacC); }, "negative: no program, tagged to C arrives");
@@ -755,9 +764,7 @@ TEST_F(VlanVeth, DispatcherChainsVlanGeneveAndAForeignProgram)
 TEST_F(VlanVeth, XdpProgramOfOursAloneIsComposedWithTheNext)
 {
 	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
-	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
-	if (probe.exit_code == 127)
-		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
+	XO_SKIP_WITHOUT_XDP_LOADER();
 	const unsigned n = 3;
 	const std::string netns = "--net=/run/netns/" + b_.ns;
 	std::vector<std::string> load{"env", "LIBXDP_SKIP_DISPATCHER=1", "nsenter", netns, "xdp-loader", "load", "-m",
@@ -804,9 +811,7 @@ TEST_F(VlanVeth, XdpProgramOfOursAloneIsComposedWithTheNext)
 TEST_F(VlanVeth, XdpForeignProgramAloneIsRefusedCleanly)
 {
 	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
-	CmdResult probe = run_cmd({"xdp-loader", "--help"}, kCmdTimeout);
-	if (probe.exit_code == 127)
-		GTEST_SKIP() << "xdp-loader is not installed (xdp-tools)";
+	XO_SKIP_WITHOUT_XDP_LOADER();
 	const std::string netns = "--net=/run/netns/" + b_.ns;
 	std::vector<std::string> load{"env", "LIBXDP_SKIP_DISPATCHER=1", "nsenter", netns, "xdp-loader", "load", "-m",
 				      "native", b_.ifname, bpf_dir_ + "/xdp_foreign.bpf.o"};
@@ -899,11 +904,7 @@ TEST_F(VlanVeth, XdpVlanGeneveAndRecvRunTogether)
 	const unsigned n = 4;
 	for (unsigned mtu : {1500u, 9000u}) {
 		const std::string label = "MTU " + std::to_string(mtu);
-		for (const Endpoint *e : {&a_, &b_}) {
-			CmdResult r = run_cmd({"ip", "-n", e->ns, "link", "set", "dev", e->ifname, "mtu", std::to_string(mtu)},
-					      kCmdTimeout);
-			ASSERT_TRUE(r.ok()) << r.describe();
-		}
+		ASSERT_TRUE(set_mtu(a_, mtu) && set_mtu(b_, mtu)) << label;
 		ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"})) << label;
 		ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname})) << label;
 		ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "geneve"})) << label;
@@ -948,13 +949,7 @@ TEST_F(VlanVeth, ChainRunsAUsersProgramAfterOurStages)
 	const std::vector<std::string> port9{"--geneve", "5", "--geneve-port", "9"};
 	// frames to UDP port 9 that reach B (tagged: popped by vlan first)
 	auto port9_arrive = [&](unsigned count) {
-		auto cap = start_capture(b_, count, kCaptureTimeout);
-		if (!cap)
-			return 0u;
-		send(a_, {kQ100}, count, kMacB, port9);
-		CmdResult r = cap->wait(kCaptureTimeout + 5);
-		EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << "capture: " << r.describe();
-		return static_cast<unsigned>(parse_frames(r.out).size());
+		return static_cast<unsigned>(exchange(a_, b_, {kQ100}, count, count, kMacB, port9).size());
 	};
 	EXPECT_EQ(port9_arrive(n), n) << "negative: no program, frames to port 9 arrive";
 

@@ -162,6 +162,14 @@ void print_chain(const Globals &g, const Netdev &dev, const ChainInfo &c, const 
 		std::printf("no stage left, the hook is empty\n");
 }
 
+// The interface attach/detach chain act on, once the tool is ready.
+Result<Netdev> chain_dev(const Globals &g, const std::string &ifname)
+{
+	if (auto s = prepare(g); !s)
+		return s.error();
+	return netdev_with_pins(ifname);
+}
+
 // attach IFACE chain --prog OBJ[:PROG]
 int attach_chain_cmd(const Globals &g, const std::string &ifname, const std::string &prog, XdpMode mode)
 {
@@ -177,15 +185,30 @@ int attach_chain_cmd(const Globals &g, const std::string &ifname, const std::str
 		if (rq.object.empty() || rq.program.empty())
 			return report(usage_error("--prog " + prog + ": expected OBJ[:PROG]"));
 	}
-	if (auto s = prepare(g); !s)
-		return report(s.error());
-	auto dev = netdev_with_pins(ifname);
+	auto dev = chain_dev(g, ifname);
 	if (!dev)
 		return report(dev.error());
 	auto c = attach_chain(*dev, rq);
 	if (!c)
 		return report(c.error());
 	print_chain(g, *dev, *c, "attached");
+	return 0;
+}
+
+// detach IFACE chain
+int detach_chain_cmd(const Globals &g, const std::string &ifname)
+{
+	auto dev = chain_dev(g, ifname);
+	if (!dev)
+		return report(dev.error());
+	auto c = detach_chain(*dev);
+	if (!c)
+		return report(c.error());
+	if (!*c)
+		return report(runtime_error("no program of yours runs after ours on " + dev->name + " (attach " + dev->name +
+						    " chain --prog OBJ)",
+					    ENOENT));
+	print_chain(g, *dev, **c, "detached");
 	return 0;
 }
 
@@ -299,27 +322,7 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 				rc = report(usage_error("chain runs at the xdp hook only"));
 				return;
 			}
-			if (auto s = prepare(g); !s) {
-				rc = report(s.error());
-				return;
-			}
-			auto dev = netdev_with_pins(d->ifname);
-			if (!dev) {
-				rc = report(dev.error());
-				return;
-			}
-			auto c = detach_chain(*dev);
-			if (!c) {
-				rc = report(c.error());
-				return;
-			}
-			if (!*c) {
-				rc = report(runtime_error("no program of yours runs after ours on " + dev->name +
-								  " (attach " + dev->name + " chain --prog OBJ)",
-							  ENOENT));
-				return;
-			}
-			print_chain(g, *dev, **c, "detached");
+			rc = detach_chain_cmd(g, d->ifname);
 			return;
 		}
 		std::optional<Feature> feat;

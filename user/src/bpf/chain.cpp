@@ -31,13 +31,6 @@ using XdpProg = Owned<xdp_program, xdp_program__close>;
 // recv's xdp_xsk (libxdp's default, 50).
 constexpr unsigned kChainRunPrio = 200;
 
-// The pin that records a chained program of ours behind libxdp's dispatcher
-// (the composed program's slot holds its own in xo_chain).
-std::string chain_pin(const std::string &dir)
-{
-	return dir + "/xo_chain_prog";
-}
-
 // Where the user's object pins its maps by name (LIBBPF_PIN_BY_NAME), so
 // they go with the chain and can be found for configuring (xdp-filter's
 // filter_ports): a folder of the interface's pin directory.
@@ -140,10 +133,10 @@ Result<ChainInfo> attach_behind_dispatcher(const Netdev &dev, const ChainRequest
 	if (int err = xdp_program__attach(xp.get(), dev.ifindex,
 					  rq.mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0))
 		return errno_error("attach " + name + " to " + dev.name + " behind libxdp's dispatcher", err);
-	if (bpf_obj_pin(xdp_program__fd(xp.get()), chain_pin(dir).c_str())) {
+	if (bpf_obj_pin(xdp_program__fd(xp.get()), chain_prog_pin(dir).c_str())) {
 		const int err = errno;
 		(void)xdp_program__detach(xp.get(), dev.ifindex, XDP_MODE_UNSPEC, 0);
-		return errno_error("pin " + chain_pin(dir), err);
+		return errno_error("pin " + chain_prog_pin(dir), err);
 	}
 	ChainInfo c = chain_info(xdp_program__fd(xp.get()), rq);
 	c.run_prio = kChainRunPrio;
@@ -164,48 +157,29 @@ Result<ChainInfo> attach_chain(const Netdev &dev, const ChainRequest &rq)
 					     std::to_string(st->composed->chain_prog_id) + "); detach " + dev.name +
 					     " chain first",
 				     EEXIST);
-	if (path_exists(chain_pin(dir)))
-		return runtime_error("a program already runs after ours on " + dev.name + " (pinned at " + chain_pin(dir) +
+	if (path_exists(chain_prog_pin(dir)))
+		return runtime_error("a program already runs after ours on " + dev.name + " (pinned at " + chain_prog_pin(dir) +
 					     "); detach " + dev.name + " chain first",
 				     EEXIST);
-	// where the composed program runs, or the hook is empty and the probes
-	// say the dispatcher cannot chain ours, or one of ours runs alone: the
-	// composed program's slot; behind the dispatcher otherwise
-	unsigned base = 0;
-	uint32_t replace_id = 0;
-	std::string why;
-	bool dispatcher = false;
-	if (st->composed) {
-		base = st->composed_stages;
-		replace_id = st->composed->prog_id;
-		why = st->composed->reason;
-	} else if (st->xdp_progs.empty()) {
-		why = composition_reason();
-		dispatcher = why.empty();
-	} else if (st->xdp_multiprog) {
-		dispatcher = true;
-	} else {
+	auto join = plan_xdp_join(dev, *st, rq.mode, "chain");
+	if (!join)
+		return join.error();
+	if (join->alone || join->bound) {
 		const XdpProgInfo &p = st->xdp_progs.front();
-		bool bound = false;
-		base = single_stage(p.name, bound);
-		if (base && bound)
+		if (join->bound)
 			return runtime_error("attach chain to " + dev.name + ": " + p.name + " (prog id " + std::to_string(p.id) +
 						     ") reads stripped tags as a device-bound program, which runs alone; "
 						     "detach it first (vlan: attach it again with --no-tag-kfunc)",
 					     EBUSY);
-		if (!base)
-			return runtime_error("attach chain to " + dev.name + ": " + p.name + " (prog id " +
-						     std::to_string(p.id) +
-						     ") holds the XDP hook as a single program, which nothing can be chained to; "
-						     "unload it first (a program of yours can then run through attach " +
-						     dev.name + " chain --prog OBJ)",
-					     EBUSY);
-		replace_id = p.id;
-		why = composition_reason();
-		if (why.empty())
-			why = p.name + " ran alone at the hook, which nothing can be chained to";
+		return runtime_error("attach chain to " + dev.name + ": " + p.name + " (prog id " + std::to_string(p.id) +
+					     ") holds the XDP hook as a single program, which nothing can be chained to; "
+					     "unload it first (a program of yours can then run through attach " +
+					     dev.name + " chain --prog OBJ)",
+				     EBUSY);
 	}
-	if (!st->xdp_mode.empty())
+	// behind libxdp's dispatcher, in the hook's mode (libxdp's own error
+	// for another one says less)
+	if (!join->compose && !st->xdp_mode.empty())
 		if (auto hm = parse_xdp_mode(st->xdp_mode); hm && *hm != rq.mode)
 			return usage_error("the XDP hook of " + dev.name + " runs in " + st->xdp_mode +
 					   " mode, and the chained program joins it there: use --mode " + st->xdp_mode);
@@ -220,7 +194,7 @@ Result<ChainInfo> attach_chain(const Netdev &dev, const ChainRequest &rq)
 		else
 			(void)remove_pin_dir(chain_map_dir(dir));
 	};
-	if (dispatcher) {
+	if (!join->compose) {
 		auto c = attach_behind_dispatcher(dev, rq, dir);
 		if (!c)
 			undo_dir();
@@ -260,7 +234,7 @@ Result<ChainInfo> attach_chain(const Netdev &dev, const ChainRequest &rq)
 		undo_dir();
 		return errno_error("pin " + slot, err);
 	}
-	auto c = compose_swap(dev, dir, ComposeRequest{base | XO_STAGE_CHAIN, rq.mode, replace_id});
+	auto c = compose_swap(dev, dir, ComposeRequest{join->base | XO_STAGE_CHAIN, rq.mode, join->replace_id});
 	if (!c) {
 		unlink_chain_maps(dir);
 		undo_dir();
@@ -271,7 +245,7 @@ Result<ChainInfo> attach_chain(const Netdev &dev, const ChainRequest &rq)
 	out.hook_prog_id = c->prog.prog_id;
 	out.hook_prog_name = c->prog.prog_name;
 	out.stages = stage_list(c->prog.stages);
-	out.reason = why;
+	out.reason = join->why;
 	return out;
 }
 
@@ -299,7 +273,7 @@ Result<std::optional<ChainInfo>> detach_chain(const Netdev &dev)
 		}
 		return std::optional<ChainInfo>(c);
 	}
-	const std::string pin = chain_pin(dir);
+	const std::string pin = chain_prog_pin(dir);
 	if (!path_exists(pin))
 		return std::optional<ChainInfo>();
 	UniqueFd fd(bpf_obj_get(pin.c_str()));

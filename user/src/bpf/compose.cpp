@@ -74,16 +74,6 @@ const std::string &entry_name(bool frags)
 	return names[frags];
 }
 
-// The program at @ifindex's XDP hook as the kernel reports it (libxdp's
-// dispatcher counts as one): its id, 0 when none.
-Result<uint32_t> hook_prog_id(int ifindex)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	if (int err = bpf_xdp_query(ifindex, 0, &q))
-		return errno_error("query the XDP hook", err);
-	return q.prog_id;
-}
-
 // The maps of program @fd: id -> (name, fd), as a list.
 struct ProgMap {
 	std::string name;
@@ -207,6 +197,51 @@ std::vector<std::string> new_pins(const std::string &dir, unsigned stages)
 }
 
 } // namespace
+
+Result<uint32_t> hook_prog_id(int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	if (int err = bpf_xdp_query(ifindex, 0, &q))
+		return errno_error("query the XDP hook", err);
+	return q.prog_id;
+}
+
+std::string chain_prog_pin(const std::string &pin_dir)
+{
+	return pin_dir + "/xo_chain_prog";
+}
+
+Result<XdpJoin> plan_xdp_join(const Netdev &dev, const IfStatus &st, XdpMode mode, const std::string &what)
+{
+	XdpJoin j;
+	if (st.xdp_progs.empty()) {
+		j.why = composition_reason();
+		j.compose = !j.why.empty();
+		return j;
+	}
+	if (!st.composed && st.xdp_multiprog)
+		return j;
+	const XdpProgInfo &p = st.xdp_progs.front();
+	if (st.composed) {
+		j.base = st.composed_stages;
+		j.why = st.composed->reason;
+	} else {
+		j.base = single_stage(p.name, j.bound);
+		if (!j.base || (j.bound && j.base == XO_STAGE_XSK)) {
+			j.alone = &p;
+			return j;
+		}
+		j.why = composition_reason();
+		if (j.why.empty())
+			j.why = p.name + " ran alone at the hook, which nothing can be chained to";
+	}
+	if (auto hm = parse_xdp_mode(st.xdp_mode); hm && *hm != mode)
+		return usage_error("the XDP hook of " + dev.name + " runs in " + st.xdp_mode + " mode (" + p.name + "), and " +
+				   what + " joins it there: use --mode " + st.xdp_mode);
+	j.compose = true;
+	j.replace_id = p.id;
+	return j;
+}
 
 const char *stage_name(unsigned stage)
 {

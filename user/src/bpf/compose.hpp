@@ -45,6 +45,33 @@ struct ComposedProg {
 // device-bound (reads stripped tags through the kfunc).
 unsigned single_stage(const std::string &name, bool &bound);
 
+// The program at @ifindex's XDP hook as the kernel reports it (libxdp's
+// dispatcher counts as one): its id, 0 when none.
+Result<uint32_t> hook_prog_id(int ifindex);
+
+// The pin that records a user's program we chained behind libxdp's
+// dispatcher (attach_chain; in the composed program it sits in xo_chain).
+std::string chain_prog_pin(const std::string &pin_dir);
+
+// How a new XDP stage (a feature, the chain) joins @dev's hook, from its
+// status @st: as a stage of the composed program where one is there, where
+// one of our programs runs alone (composed with it, in one swap), or where
+// the probes say libxdp's dispatcher cannot chain ours; otherwise through
+// libxdp (behind its dispatcher, or the hook's first program).
+struct XdpJoin {
+	bool compose = false;
+	unsigned base = 0;		// the stages it joins
+	uint32_t replace_id = 0;	// the program the swap replaces; 0: the hook is empty
+	bool bound = false;		// base is a device-bound program of ours
+	std::string why;		// composed: why (the probe's answer)
+	// a single program that cannot share the hook holds it (one not ours,
+	// base 0, or recv's device-bound xdp_xsk_tag): the caller refuses
+	const XdpProgInfo *alone = nullptr;
+};
+// @what names the newcomer in the error for a hook in another @mode ("vlan",
+// "chain").
+Result<XdpJoin> plan_xdp_join(const Netdev &dev, const IfStatus &st, XdpMode mode, const std::string &what);
+
 // The composed program with id @prog_id; an error if it is not one.
 Result<ComposedProg> read_composed(uint32_t prog_id);
 

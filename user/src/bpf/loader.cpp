@@ -546,8 +546,7 @@ Result<AttachInfo> attach_xdp(const Netdev &dev, Feature f, XdpMode mode, const 
 		{
 			// the dispatcher holds the hook for programs of others (recv's
 			// xdp_xsk, xdp-loader's): ours cannot join it, nor replace it
-			LIBBPF_OPTS(bpf_xdp_query_opts, q);
-			if (!bpf_xdp_query(dev.ifindex, 0, &q) && q.prog_id)
+			if (auto held = hook_prog_id(dev.ifindex); held && *held)
 				return runtime_error("attach " + std::string(to_string(f)) + " to " + dev.name + ": " +
 							     tried.dispatcher_refused + ", and its dispatcher holds the XDP hook for " +
 							     xdp_hook_holders(dev.ifindex) + "; stop or unload them first" +
@@ -862,7 +861,7 @@ Result<IfStatus> status(const Netdev &dev)
 		st.composed_stages = c->stages;
 		st.composed = std::move(cs);
 	}
-	if (const std::string pin = st.pin_dir + "/xo_chain_prog"; path_exists(pin)) {
+	if (const std::string pin = chain_prog_pin(st.pin_dir); path_exists(pin)) {
 		UniqueFd fd(bpf_obj_get(pin.c_str()));
 		bpf_prog_info pi{};
 		uint32_t len = sizeof(pi);
@@ -901,35 +900,14 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 		if (a.hook == h && a.feature == f)
 			return runtime_error(std::string(to_string(f)) + " is already attached to " + dev.name + " at " + to_string(h) +
 					     " (prog id " + std::to_string(a.prog_id) + ")", EEXIST);
-	// XDP: a stage of the composed program where one is at the hook, where
-	// one of our programs runs alone (composed with it, in one swap), or
-	// where the probes say libxdp's dispatcher cannot chain ours; behind
-	// the dispatcher otherwise
-	bool compose = false, was_bound = false;
-	unsigned base = 0;
-	uint32_t replace_id = 0;
-	std::string why;
-	if (h == Hook::xdp && (st->composed || (!st->xdp_progs.empty() && !st->xdp_multiprog))) {
-		const XdpProgInfo &p = st->xdp_progs.front();
-		if (st->composed) {
-			base = st->composed_stages;
-			why = st->composed->reason;
-		} else {
-			base = single_stage(p.name, was_bound);
-			if (!base || (was_bound && base == XO_STAGE_XSK))
-				return single_program_holds_hook(dev, f, p);
-			why = composition_reason();
-			if (why.empty())
-				why = p.name + " ran alone at the hook, which nothing can be chained to";
-		}
-		if (auto hm = parse_xdp_mode(st->xdp_mode); hm && *hm != mode)
-			return usage_error("the XDP hook of " + dev.name + " runs in " + st->xdp_mode + " mode (" + p.name +
-					   "), and " + to_string(f) + " joins it there: use --mode " + st->xdp_mode);
-		compose = true;
-		replace_id = p.id;
-	} else if (h == Hook::xdp && st->xdp_progs.empty()) {
-		why = composition_reason();
-		compose = !why.empty();
+	XdpJoin join;
+	if (h == Hook::xdp) {
+		auto j = plan_xdp_join(dev, *st, mode, to_string(f));
+		if (!j)
+			return j.error();
+		join = std::move(*j);
+		if (join.alone)
+			return single_program_holds_hook(dev, f, *join.alone);
 	}
 	std::string dir = pin_dir(dev);
 	bool had_pins = path_exists(dir);	// e.g. a geneve port registry made before attach
@@ -971,11 +949,11 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 			rxv->meta_kfunc = false;
 		// the composed program is not device-bound (its stages share the
 		// hook); alone on an empty hook, vlan keeps the kfunc's variant
-		if (compose && (replace_id || !rxv->meta_kfunc))
+		if (join.compose && (join.replace_id || !rxv->meta_kfunc))
 			rxv->meta_kfunc = false;
-		else if (compose)
-			compose = false;
-		if (was_bound && base == XO_STAGE_VLAN) {
+		else if (join.compose)
+			join.compose = false;
+		if (join.bound && join.base == XO_STAGE_VLAN) {
 			// xdp_vlan_tag gives way to the composed vlan stage, which reads
 			// tags in the data only: vlan's record says so from now on
 			RxVlanFacts plain = *rxv;
@@ -995,7 +973,7 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 		rx_note = *t;
 	}
 	auto r = h != Hook::xdp ? attach_tc(dev, h, dir)
-		 : compose    ? attach_composed(dev, f, mode, dir, base, replace_id, why)
+		 : join.compose ? attach_composed(dev, f, mode, dir, join.base, join.replace_id, join.why)
 			      : attach_xdp(dev, f, mode, dir, reads_tags && rxv->meta_kfunc);
 	if (!r && reads_tags)
 		(void)rx_vlan_release(dev, holder);
@@ -1037,7 +1015,7 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 		return st.error();
 	size_t left = 0;
 	// a program we chained behind libxdp's dispatcher keeps the pins
-	if (path_exists(pin_dir(dev) + "/xo_chain_prog"))
+	if (path_exists(chain_prog_pin(pin_dir(dev))))
 		left++;
 	// stages of the composed program to take out: one swap for them all
 	unsigned drop = 0;
