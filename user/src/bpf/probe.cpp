@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 #include "xoffload/bpf/probe.hpp"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -76,6 +79,63 @@ std::string dispatcher_object()
 	return {};
 }
 
+// Sets libxdp's dispatcher config in @obj's read-only data as libxdp does
+// for one program that chains on XDP_PASS (struct xdp_dispatcher_config,
+// found by its BTF: num_progs_enabled 1, chain_call_actions[0]). Without it
+// the dispatcher calls no slot, and from 6.8 the kernel verifies a global
+// function only where it is called: prog0 is then never seen to change
+// packet data (libxdp 1.6's does), and the freplace is refused as it never
+// is for libxdp's own load. False when the object has no such config.
+bool enable_first_slot(bpf_object *obj)
+{
+	const btf *b = bpf_object__btf(obj);
+	if (!b)
+		return false;
+	const int sid = btf__find_by_name_kind(b, "xdp_dispatcher_config", BTF_KIND_STRUCT);
+	if (sid < 0)
+		return false;
+	long npe = -1, actions = -1;
+	const btf_type *st = btf__type_by_id(b, sid);
+	const btf_member *m = btf_members(st);
+	for (unsigned i = 0; i < btf_vlen(st); i++, m++) {
+		const std::string name = btf__name_by_offset(b, m->name_off);
+		if (name == "num_progs_enabled")
+			npe = btf_member_bit_offset(st, i) / 8;
+		else if (name == "chain_call_actions")
+			actions = btf_member_bit_offset(st, i) / 8;
+	}
+	if (npe < 0 || actions < 0)
+		return false;
+	bpf_map *map;
+	bpf_object__for_each_map(map, obj) {
+		const std::string mname = bpf_map__name(map);
+		if (mname.size() < 7 || mname.compare(mname.size() - 7, 7, ".rodata") != 0)
+			continue;
+		// the config variable's place in the section
+		const int ds = btf__find_by_name_kind(b, ".rodata", BTF_KIND_DATASEC);
+		if (ds < 0)
+			return false;
+		const btf_type *sec = btf__type_by_id(b, ds);
+		const btf_var_secinfo *v = btf_var_secinfos(sec);
+		for (unsigned i = 0; i < btf_vlen(sec); i++, v++) {
+			const btf_type *var = btf__type_by_id(b, v->type);
+			if (!var || btf__resolve_type(b, var->type) != sid)
+				continue;
+			size_t size = 0;
+			const void *now = bpf_map__initial_value(map, &size);
+			if (!now || v->offset + actions + sizeof(__u32) > size)
+				return false;
+			std::vector<unsigned char> data(size);
+			std::memcpy(data.data(), now, size);
+			data[v->offset + npe] = 1;
+			const __u32 pass = 1U << XDP_PASS;
+			std::memcpy(data.data() + v->offset + actions, &pass, sizeof(pass));
+			return bpf_map__set_initial_value(map, data.data(), size) == 0;
+		}
+	}
+	return false;
+}
+
 } // namespace
 
 ProbeResult probe_libxdp_chain()
@@ -88,6 +148,7 @@ ProbeResult probe_libxdp_chain()
 		return r;
 	}
 	Owned<bpf_object, bpf_object__close> obj(bpf_object__open_file(path.c_str(), nullptr));
+	const bool configured = obj && enable_first_slot(obj.get());
 	if (!obj || bpf_object__load(obj.get())) {
 		const int err = errno ? errno : EINVAL;
 		r.how = "could not load " + path + " (" + errno_name(err) + ")";
@@ -103,7 +164,7 @@ ProbeResult probe_libxdp_chain()
 	r.probed = true;
 	r.ok = !err;
 	r.how = err ? "libxdp's dispatcher (" + path + ") refused a packet-changing program: freplace " + step + " (" +
-			      errno_name(err) + ")"
+			      errno_name(err) + ")" + (configured ? "" : "; its config was not found to set")
 		    : "libxdp's dispatcher (" + path + ") took a packet-changing program";
 	return r;
 }
