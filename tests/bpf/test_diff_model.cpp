@@ -35,6 +35,7 @@
 #include "tc_vlan_test.skel.h"
 #include "xdp_geneve.skel.h"
 #include "xdp_vlan.skel.h"
+#include "../../user/src/bpf/compose.hpp"
 #include "xoffload/geneve/geneve.hpp"
 #include "xoffload/core/owned.hpp"
 #include "xoffload/vlan/vlan.hpp"
@@ -194,10 +195,12 @@ std::string render(const char *verdict, std::span<const uint8_t> out, const Name
 // ---- VLAN ------------------------------------------------------------------
 
 // The VLAN objects loaded with their maps pinned in a private directory,
-// configured through VlanMaps.
+// configured through VlanMaps; with @composed, also the composed program's
+// two entries with the vlan stage alone, on the same pinned maps, as attach
+// loads it where libxdp's dispatcher cannot chain ours.
 class VlanRig {
 public:
-	static std::unique_ptr<VlanRig> make(std::string *why)
+	static std::unique_ptr<VlanRig> make(std::string *why, bool composed = false)
 	{
 		auto r = std::unique_ptr<VlanRig>(new VlanRig);
 		if (!r->dir_.ok()) {
@@ -214,6 +217,16 @@ public:
 		if (!r->tc_ || tc_vlan_test_bpf__load(r->tc_.get())) {
 			*why = "loading tc_vlan_test failed";
 			return nullptr;
+		}
+		for (bool frags : {false, true}) {
+			if (!composed)
+				break;
+			auto c = load_composed(r->dir_.path(), XO_STAGE_VLAN, frags);
+			if (!c) {
+				*why = "loading xdp_offload (vlan stage): " + c.error().msg;
+				return nullptr;
+			}
+			r->composed_[frags] = std::move(*c);
 		}
 		auto m = VlanMaps::open(r->dir_.path(), "difftest");
 		if (!m) {
@@ -264,6 +277,8 @@ public:
 
 	xdp_vlan_bpf *xdp() const { return xdp_.get(); }
 	tc_vlan_test_bpf *tc() const { return tc_.get(); }
+	// the composed program's entry (make(composed)), -1 when not loaded
+	int composed_fd(bool frags) const { return composed_[frags].prog_fd(); }
 
 private:
 	VlanRig() : dir_("vlan") {}
@@ -276,6 +291,7 @@ private:
 	PinDir dir_;
 	Owned<xdp_vlan_bpf, xdp_vlan_bpf__destroy> xdp_;
 	Owned<tc_vlan_test_bpf, tc_vlan_test_bpf__destroy> tc_;
+	Composition composed_[2];	// xdp_offload, xdp_offload_mb
 	std::optional<VlanMaps> maps_;
 	model::VlanPolicy cur_[2];
 };
@@ -381,7 +397,9 @@ Bytes random_vlan_frame(Rng &r, const std::vector<uint16_t> &pool, size_t max_pa
 	return f;
 }
 
-enum class VlanProg { xdp, xdp_mb, tc };
+// xdp_vlan's two entries, tc_vlan, and the composed program's two entries
+// with the vlan stage alone.
+enum class VlanProg { xdp, xdp_mb, tc, composed, composed_mb };
 
 // test_run builds no skb of an untagged IPv4/IPv6 frame cut short inside its
 // IP header (EINVAL): such a frame cannot be run at TC here.
@@ -397,9 +415,14 @@ void run_vlan(VlanProg prog, size_t total, size_t max_payload)
 	if (auto why = cannot_run(); !why.empty())
 		GTEST_SKIP() << why;
 	std::string why;
-	auto rig = VlanRig::make(&why);
+	const bool composed = prog == VlanProg::composed || prog == VlanProg::composed_mb;
+	auto rig = VlanRig::make(&why, composed);
 	ASSERT_NE(rig, nullptr) << why << "\n" << "(libbpf: see stderr)";
-	const char *name = prog == VlanProg::xdp ? "xdp_vlan" : prog == VlanProg::xdp_mb ? "xdp_vlan_mb" : "tc_vlan";
+	const char *name = prog == VlanProg::xdp	   ? "xdp_vlan"
+			   : prog == VlanProg::xdp_mb	   ? "xdp_vlan_mb"
+			   : prog == VlanProg::composed	   ? "xdp_offload(vlan)"
+			   : prog == VlanProg::composed_mb ? "xdp_offload_mb(vlan)"
+							   : "tc_vlan";
 	Report rep;
 	auto seedv = seeds();
 	size_t per_seed = (total + seedv.size() - 1) / seedv.size();
@@ -440,6 +463,8 @@ void run_vlan(VlanProg prog, size_t total, size_t max_payload)
 					vlan_present = co.cb[0] != 0;
 					vproto = ntohs(static_cast<uint16_t>(co.cb[1]));
 					vtci = static_cast<uint16_t>(co.cb[2]);
+				} else if (composed) {
+					run = prog_run(rig->composed_fd(prog == VlanProg::composed_mb), in, 64);
 				} else {
 					bpf_program *pr = prog == VlanProg::xdp ? rig->xdp()->progs.xdp_vlan
 										: rig->xdp()->progs.xdp_vlan_mb;
@@ -503,14 +528,29 @@ TEST(DiffModel, XdpVlanMultiBuffer)
 	run_vlan(VlanProg::xdp_mb, frames_total(100000) / 10, 9000);
 }
 
+// The composed program (xdp_offload) with the vlan stage alone: the same
+// model, the same maps, both entries.
+TEST(DiffModel, ComposedVlan)
+{
+	run_vlan(VlanProg::composed, frames_total(100000), 1400);
+}
+
+TEST(DiffModel, ComposedVlanMultiBuffer)
+{
+	run_vlan(VlanProg::composed_mb, frames_total(100000) / 10, 9000);
+}
+
 // ---- Geneve ----------------------------------------------------------------
 
 // xdp_geneve (or xdp_geneve_mb: one entry per load, the CPUMAP is tied to
 // the first program that uses it) with its maps pinned in a private
-// directory, configured through GeneveMaps.
+// directory, configured through GeneveMaps; with @composed, the composed
+// program's entry of the same kind with the geneve stage alone runs
+// instead, on the same pinned maps (its load renews the CPUMAP, as attach
+// does, before GeneveMaps opens the pins).
 class GeneveRig {
 public:
-	static std::unique_ptr<GeneveRig> make(bool frags, std::string *why)
+	static std::unique_ptr<GeneveRig> make(bool frags, std::string *why, bool composed = false)
 	{
 		auto r = std::unique_ptr<GeneveRig>(new GeneveRig(frags));
 		if (!r->dir_.ok()) {
@@ -527,6 +567,14 @@ public:
 		if (int err = xdp_geneve_bpf__load(r->s_.get())) {
 			*why = std::string("loading xdp_geneve failed: ") + std::strerror(-err);
 			return nullptr;
+		}
+		if (composed) {
+			auto c = load_composed(r->dir_.path(), XO_STAGE_GENEVE, frags);
+			if (!c) {
+				*why = "loading xdp_offload (geneve stage): " + c.error().msg;
+				return nullptr;
+			}
+			r->composed_ = std::move(*c);
 		}
 		auto m = GeneveMaps::open(r->dir_.path(), "difftest", false);
 		if (!m) {
@@ -587,6 +635,8 @@ public:
 
 	ProgRun run(const Bytes &in) const
 	{
+		if (composed_.skel())
+			return prog_run(composed_.prog_fd(), in, 64);
 		return prog_run(bpf_program__fd(frags_ ? s_->progs.xdp_geneve_mb : s_->progs.xdp_geneve), in, 64);
 	}
 
@@ -621,6 +671,7 @@ private:
 	std::map<uint32_t, uint32_t> slots_;
 	bool frags_;
 	Owned<xdp_geneve_bpf, xdp_geneve_bpf__destroy> s_;
+	Composition composed_;	// make(composed): xdp_offload[_mb] with the geneve stage
 	std::optional<GeneveMaps> maps_;
 	model::GeneveConfig cur_;
 };
@@ -789,14 +840,15 @@ GeneveFrame random_geneve_frame(Rng &r, const model::GeneveConfig &c, const std:
 	return {std::move(f), udp};
 }
 
-void run_geneve(bool frags, size_t total, size_t max_payload)
+void run_geneve(bool frags, size_t total, size_t max_payload, bool composed = false)
 {
 	if (auto why = cannot_run(); !why.empty())
 		GTEST_SKIP() << why;
 	std::string why;
-	auto rig = GeneveRig::make(frags, &why);
+	auto rig = GeneveRig::make(frags, &why, composed);
 	ASSERT_NE(rig, nullptr) << why;
-	const char *name = frags ? "xdp_geneve_mb" : "xdp_geneve";
+	const char *name = composed ? (frags ? "xdp_offload_mb(geneve)" : "xdp_offload(geneve)")
+				    : (frags ? "xdp_geneve_mb" : "xdp_geneve");
 	model::GeneveSemantics sem;
 	if (new_geneve()) {
 		sem.other_proto_by_rule = true;
@@ -912,6 +964,17 @@ TEST(DiffModel, XdpGeneve)
 TEST(DiffModel, XdpGeneveMultiBuffer)
 {
 	run_geneve(true, frames_total(100000) / 10, 9000);
+}
+
+// The composed program (xdp_offload) with the geneve stage alone.
+TEST(DiffModel, ComposedGeneve)
+{
+	run_geneve(false, frames_total(100000), 1400, true);
+}
+
+TEST(DiffModel, ComposedGeneveMultiBuffer)
+{
+	run_geneve(true, frames_total(100000) / 10, 9000, true);
 }
 
 } // namespace

@@ -339,6 +339,42 @@ xdp_offload_bpf *Composition::skel() const
 	return s ? s->skel.get() : nullptr;
 }
 
+int Composition::prog_fd() const
+{
+	const xdp_offload_bpf *k = skel();
+	return k ? bpf_program__fd(prog.frags ? k->progs.xdp_offload_mb : k->progs.xdp_offload) : -1;
+}
+
+namespace {
+
+// @skel's @frags entry with @stages, as a Composition.
+Result<Composition> composition_of(OffloadSkel skel, unsigned stages, bool frags)
+{
+	Composition out;
+	bpf_program *bp = frags ? skel->progs.xdp_offload_mb : skel->progs.xdp_offload;
+	bpf_prog_info pi{};
+	uint32_t len = sizeof(pi);
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(bp), &pi, &len))
+		return errno_error("read the new program's id", errno);
+	out.prog.prog_id = pi.id;
+	out.prog.prog_name = bpf_program__name(bp);
+	out.prog.stages = stages;
+	out.prog.frags = frags;
+	out.s = std::make_unique<Composition::Skel>();
+	out.s->skel = std::move(skel);
+	return out;
+}
+
+} // namespace
+
+Result<Composition> load_composed(const std::string &dir, unsigned stages, bool frags)
+{
+	auto skel = load_offload(dir, stages, frags, -1);
+	if (!skel)
+		return skel.error();
+	return composition_of(std::move(*skel), stages, frags);
+}
+
 Result<Composition> compose_swap(const Netdev &dev, const std::string &dir, const ComposeRequest &rq)
 {
 	// the lock lives in the pin directory; one made for it alone (recv's
@@ -413,17 +449,7 @@ Result<Composition> compose_swap(const Netdev &dev, const std::string &dir, cons
 			fail.busy = "(detach it first)";
 			return xdp_attach_error(dev, fail).error;
 		}
-		bpf_prog_info pi{};
-		uint32_t len = sizeof(pi);
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(bp), &pi, &len))
-			return errno_error("read the new program's id", errno);
-		out.prog.prog_id = pi.id;
-		out.prog.prog_name = bpf_program__name(bp);
-		out.prog.stages = rq.stages;
-		out.prog.frags = frags;
-		out.s = std::make_unique<Composition::Skel>();
-		out.s->skel = std::move(*skel);
-		return out;
+		return composition_of(std::move(*skel), rq.stages, frags);
 	}
 }
 

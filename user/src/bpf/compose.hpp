@@ -90,10 +90,17 @@ struct Composition {
 	Composition &operator=(Composition &&) noexcept;
 	ComposedProg prog;
 	xdp_offload_bpf *skel() const;
+	int prog_fd() const;	// the loaded entry's, -1 when none
 
 	struct Skel;
 	std::unique_ptr<Skel> s;
 };
+
+// Loads xdp_offload's @frags entry with @stages as compose_swap does (the
+// stages' maps pinned under @dir, shared by name with the single programs'
+// pins; the others private), and attaches nothing: for BPF_PROG_TEST_RUN
+// (the differential test runs the composed program against the model).
+Result<Composition> load_composed(const std::string &dir, unsigned stages, bool frags);
 
 // What a swap starts from and goes to.
 struct ComposeRequest {
