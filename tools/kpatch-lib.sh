@@ -62,6 +62,69 @@ kp_adds_covered_files_only() {
 	((n > 0))
 }
 
+# The files checkpatch.pl must pass: the cover letter (when there is one)
+# and every patch of the series, in order.
+kp_checkpatch_files() {
+	[[ ! -f $KP_PATCHES/0000-cover-letter.patch ]] || echo 0000-cover-letter.patch
+	kp_series
+}
+
+# kp_checkpatch TREE PATCH [LOG]: TREE's scripts/checkpatch.pl --strict on
+# kpatches/PATCH, with no --ignore and nothing filtered out; its whole
+# output is appended to LOG. Prints every ERROR, WARNING and CHECK as
+# "PATCH:LINE: LEVEL:TYPE: message" (LINE: in the patch file) and returns 0
+# only when there is none but these two, printed too, marked "(waived: why)":
+#   FILE_PATH_CHANGES ("does MAINTAINERS need updating?") in a patch whose
+#     new files all lie in directories an F: line of TREE's MAINTAINERS
+#     names (kp_adds_covered_files_only): the answer there is no;
+#   UNKNOWN_COMMIT_ID when TREE is not a git repository (the Debian
+#     tarballs): checkpatch can look no commit up there. The form of a
+#     reference, 'commit <12+ hex> ("subject")' (GIT_COMMIT_ID), is still
+#     checked.
+# checkpatch's totals line must be there and count exactly the findings
+# read, and its exit status must agree, so output that was cut short or
+# not understood never passes.
+kp_checkpatch() {
+	local tree=$1 p=$2 log=${3:-/dev/null} f=$KP_PATCHES/$2 out line why res=
+	local rc=0 cprc=0 n=0 total=
+	local re_find='^([0-9]+): (ERROR|WARNING|CHECK):([A-Za-z0-9_]+): (.*)$'
+	local re_total='^total: ([0-9]+) errors, ([0-9]+) warnings, ([0-9]+) checks, '
+	out=$(cd "$tree" && "${KP_NICE[@]}" perl scripts/checkpatch.pl --strict --emacs \
+		--show-types --color=never "$f" 2>&1) || cprc=$?
+	printf '== %s: scripts/checkpatch.pl --strict %s (exit %d)\n%s\n' \
+		"$(basename "$tree")" "$p" "$cprc" "$out" >>"$log"
+	while IFS= read -r line; do
+		if [[ $line =~ $re_total ]]; then
+			total=$((BASH_REMATCH[1] + BASH_REMATCH[2] + BASH_REMATCH[3]))
+			continue
+		fi
+		[[ $line == "$f:"* ]] || continue
+		line=${line#"$f:"}
+		n=$((n + 1))
+		why=
+		if ! [[ $line =~ $re_find ]]; then
+			line+=" (not understood)"
+		elif [[ ${BASH_REMATCH[3]} == FILE_PATH_CHANGES ]] &&
+			kp_adds_covered_files_only "$tree" "$f"; then
+			why="new files only under directories MAINTAINERS covers"
+		elif [[ ${BASH_REMATCH[3]} == UNKNOWN_COMMIT_ID && ! -e $tree/.git ]]; then
+			why="no git history in $(basename "$tree") to look the commit up in"
+		fi
+		if [[ -n $why ]]; then
+			line+=" (waived: $why)"
+		else
+			rc=1
+		fi
+		res+="$p:$line"$'\n'
+	done <<<"$out"
+	if [[ -z $total ]] || ((total != n || (cprc == 0) != (n == 0))); then
+		res+="$p: checkpatch.pl output not understood (exit $cprc, totals ${total:-missing}, $n findings read)"$'\n'
+		rc=1
+	fi
+	printf '%s' "$res"
+	return "$rc"
+}
+
 # Files a patch modifies (the b/ side).
 kp_patch_files() {
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1"
