@@ -79,5 +79,23 @@ int prepare_bench_object(bpf_object *obj, std::initializer_list<bpf_program *> s
 int run_vlan(const Options &opt);
 int run_gso(const Options &opt);
 int run_geneve(const Options &opt);
+int run_compose(const Options &opt);
+
+// The composed program's rows (compose_bench.cpp), shared by geneve and
+// compose: medians over the runs, in ns per frame.
+struct ComposedResult {
+	std::string name, measures;
+	double base_ns = 0, vlan_ns = 0, gnv_ns = 0, comp_ns = 0;
+	double ratio = 0, ratio_min = 0, ratio_max = 0;	// (comp - base) / ((vlan - base) + (gnv - base))
+	bool live = false;	// timed with live frames (the head moves), else in place
+	std::string skipped;	// why the row was not measured (live frames refused); "" if it was
+};
+// Loads, verifies and times the rows; 0, or a negative errno with @what set.
+// @verbose: the programs' sizes after the verifier and the JIT on stderr.
+int measure_composed(uint64_t frames, unsigned runs, int verbose, std::vector<ComposedResult> &out,
+		     std::string &what);
+// Prints the rows (a JSON member "composed":[...] with @json); true when
+// the target (ratio <= 1) is missed.
+bool print_composed(const std::vector<ComposedResult> &rows, bool json);
 
 } // namespace xoffload::bench

@@ -140,6 +140,10 @@ int main(int argc, char **argv)
 	common(gnv);
 	gnv->callback([&] { rc = run_geneve(opt); });
 
+	CLI::App *comp = app.add_subcommand("compose", "the composed XDP program vs its stages as separate programs");
+	common(comp);
+	comp->callback([&] { rc = run_compose(opt); });
+
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::Success &e) {

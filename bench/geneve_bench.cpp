@@ -355,6 +355,12 @@ int run_geneve(const Options &opt)
 			ratio[i].push_back(ns / base_ns);
 		}
 
+	// the composed program's rows, in the same process and run
+	std::vector<ComposedResult> composed;
+	std::string what;
+	if ((err = measure_composed(frames, runs, opt.verbose, composed, what)))
+		return fail("geneve: " + what, err);
+
 	bool missed = false;
 	double base = median(cases[0].ns);
 	if (opt.json) {
@@ -368,7 +374,9 @@ int run_geneve(const Options &opt)
 			std::printf("%s{\"name\":\"%s\",\"ns\":%.2f,\"ratio\":%.3f,\"target\":%.1f,\"met\":%s}", i > 1 ? "," : "",
 				    c.name.c_str(), median(c.ns), rt, c.target, ok ? "true" : "false");
 		}
-		std::printf("]}\n");
+		std::printf("],");
+		missed |= print_composed(composed, true);
+		std::printf("}\n");
 	} else {
 		std::printf("xdp_geneve, live-frame BPF_PROG_RUN (batch %u), %llu frames x %u runs, CPU %d\n"
 			    "every wrapper returns XDP_DROP; counters verified == frames per case\n\n",
@@ -387,7 +395,8 @@ int run_geneve(const Options &opt)
 				    c.measures.c_str());
 		}
 		std::printf("\nns/pkt: median of (wall - one-batch twin call) / frames; x base: median of\n"
-			    "case/baseline, each pair measured back to back with the same input frame.\n");
+			    "case/baseline, each pair measured back to back with the same input frame.\n\n");
+		missed |= print_composed(composed, false);
 	}
 	return opt.check_target && missed ? exit_failure : exit_ok;
 }
