@@ -43,32 +43,17 @@
 #include "xdp_xsk_tag.skel.h"
 #include "xdp_attach.hpp"
 #include "compose.hpp"
+#include "log.hpp"
 
 namespace xoffload {
 
 namespace {
 
-int g_verbosity = 0;
-
-int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if ((level == LIBBPF_WARN && g_verbosity >= 1) || g_verbosity >= 2)
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
-int print_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
-{
-	if ((level == LIBXDP_WARN && g_verbosity >= 1) || g_verbosity >= 2)
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
 // Load failures come from the verifier or from missing privileges; libbpf's
 // output (the verifier log) is shown only with -vv.
 std::string load_note()
 {
-	return g_verbosity < 2 ? " (-vv shows the libbpf/verifier log)" : "";
+	return library_verbosity() < 2 ? " (-vv shows the libbpf/verifier log)" : "";
 }
 
 Error load_error(std::string what, int err)
@@ -154,7 +139,11 @@ Result<uint32_t> tc_query(const Netdev &dev, Hook h)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
 	LIBBPF_OPTS(bpf_tc_opts, q, .handle = kTcHandle, .priority = kTcPriority);
-	int err = bpf_tc_query(&hook, &q);
+	int err;
+	{
+		ExpectedLibraryMessages expected;	// nothing there is an answer
+		err = bpf_tc_query(&hook, &q);
+	}
 	if (err == -ENOENT || err == -EINVAL)
 		return 0u; // no clsact qdisc or no filter of ours
 	if (err)
@@ -646,7 +635,11 @@ Result<AttachInfo> attach_tc_prog(const Netdev &dev, Hook h, const std::string &
 Result<AttachInfo> attach_tc(const Netdev &dev, Hook h, const std::string &dir)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = dev.ifindex, .attach_point = tc_point(h));
-	int err = bpf_tc_hook_create(&hook);
+	int err;
+	{
+		ExpectedLibraryMessages expected;	// a clsact already there is fine
+		err = bpf_tc_hook_create(&hook);
+	}
 	if (err && err != -EEXIST)
 		return errno_error("create clsact qdisc on " + dev.name, err);
 	if (!err && ::mkdir(clsact_mark(dir).c_str(), 0700) && errno != EEXIST) {
@@ -739,13 +732,6 @@ Error single_program_holds_hook(const Netdev &dev, Feature f, const XdpProgInfo 
 }
 
 } // namespace
-
-void set_library_verbosity(int level)
-{
-	g_verbosity = level;
-	libbpf_set_print(print_libbpf);
-	libxdp_set_print(print_libxdp);
-}
 
 Result<XdpMode> parse_xdp_mode(std::string_view s)
 {
@@ -953,6 +939,15 @@ Result<AttachInfo> attach(const Netdev &dev, Feature f, Hook h, XdpMode mode, co
 			rxv->meta_kfunc = false;
 		else if (join.compose)
 			join.compose = false;
+		// behind libxdp's dispatcher, which holds programs of ours already,
+		// a device-bound program cannot join: plain xdp_vlan goes, and the
+		// device's stripping goes off (rx_vlan_take) so tags stay in the data
+		if (!join.compose && rxv->meta_kfunc && st->xdp_multiprog && !st->xdp_progs.empty()) {
+			rxv->meta_kfunc = false;
+			notice(std::string(to_string(f)) + " joins libxdp's dispatcher on " + dev.name +
+			       " as the plain program, not the device-bound stripped-tag variant, which no dispatcher "
+			       "takes");
+		}
 		if (join.bound && join.base == XO_STAGE_VLAN) {
 			// xdp_vlan_tag gives way to the composed vlan stage, which reads
 			// tags in the data only: vlan's record says so from now on

@@ -3,6 +3,7 @@
 // and libxdp log during the attach), and the single-program attach the
 // loader and xdp_xsk fall back to when libxdp's dispatcher cannot run ours.
 #include "xdp_attach.hpp"
+#include "log.hpp"
 
 #include <bpf/bpf.h>
 #include <link.h>
@@ -152,7 +153,11 @@ LibxdpAttach libxdp_attach(xdp_program *xp, const bpf_program *bp, int ifindex, 
 	if (frags)
 		(void)xdp_program__set_xdp_frags_support(xp, true);
 	LogCapture log;
-	r.err = xdp_program__attach(xp, ifindex, mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	{
+		// a refused dispatcher is an answer: the callers compose or say why
+		ExpectedLibraryMessages expected;
+		r.err = xdp_program__attach(xp, ifindex, mode == XdpMode::skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	}
 	// libxdp makes the program an extension (BPF_PROG_TYPE_EXT) of its
 	// dispatcher before it loads it, and loads it as XDP when it goes alone
 	r.via_dispatcher = bpf_program__type(bp) == BPF_PROG_TYPE_EXT;

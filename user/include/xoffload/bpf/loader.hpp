@@ -157,7 +157,13 @@ Result<ChainInfo> attach_chain(const Netdev &dev, const ChainRequest &rq);
 // attach_chain; nullopt when none runs.
 Result<std::optional<ChainInfo>> detach_chain(const Netdev &dev);
 
-// Names libxdp/libbpf print go to stderr only when verbose.
+// libbpf's and libxdp's messages go through one callback of ours (installed
+// when the library loads; log.cpp): messages we expect and handle are
+// dropped, other warnings printed behind "xoffload: ". @level 1 prints every
+// warning and info line as written, 2 the debug lines too.
 void set_library_verbosity(int level);
+int library_verbosity() noexcept;
+// Installs that callback again (after a caller replaced it); returns true.
+bool install_library_log() noexcept;
 
 } // namespace xoffload
