@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
-// Reference model of xdp_vlan/tc_vlan and xdp_geneve, written from README.md
-// (sections "vlan" and "geneve"), not from bpf/: what the differential test
-// (test_diff_model.cpp) expects of every frame, in the README's counter names.
+// Reference model of xdp_vlan/tc_vlan and xdp_geneve, written from the
+// README's sections "vlan" and "geneve" (now docs/guide-vlan.md and
+// docs/guide-geneve.md), not from bpf/: what the differential test
+// (test_diff_model.cpp) expects of every frame, in those guides' counter names.
 //
-// Where the README is silent the model makes a choice and says so in a
-// comment starting "README:"; each is a README ambiguity.
+// Where the guides are silent the model makes a choice and says so in a
+// comment starting "README:" (the tag predates the move to docs/); each is
+// an ambiguity of docs/guide-vlan.md or docs/guide-geneve.md.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Randomized differential test: random and mutated frames through the real
-// xdp_vlan/tc_vlan/xdp_geneve (BPF_PROG_TEST_RUN) against the README's model
+// xdp_vlan/tc_vlan/xdp_geneve (BPF_PROG_TEST_RUN) against the docs' model
 // (ref_model.hpp), comparing verdict, bytes and counters frame by frame.
 //
 // Programs are configured through libxoffload (VlanMaps, GeneveMaps) over
@@ -131,7 +131,8 @@ std::string cannot_run()
 	return {};
 }
 
-// Counter deltas in the README's names: name -> {packets, bytes}.
+// Counter deltas in the names of docs/guide-vlan.md and docs/guide-geneve.md:
+// name -> {packets, bytes}.
 using Named = std::map<std::string, std::pair<uint64_t, uint64_t>>;
 
 // One key of a per-CPU counter map (values of PerCpu, each N counters in

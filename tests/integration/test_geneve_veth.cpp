@@ -969,7 +969,7 @@ TEST_F(GeneveVeth, RecvGeneveRefusesClearlyAndCleansUpOnCtrlC)
 		EXPECT_TRUE(one_line(r)) << r.err;
 	}
 	// plain recv cannot attach next to xdp_geneve here (single-program XDP,
-	// see the README) and says where to go instead; with a dispatcher it would run
+	// see docs/guide-recv.md) and says where to go instead; with a dispatcher it would run
 	CmdResult plain = tool({"recv", ifb, "--duration", "1"});
 	if (plain.exit_code == 1) {
 		EXPECT_NE(plain.err.find("recv --geneve"), std::string::npos) << plain.err;

@@ -646,7 +646,7 @@ TEST_F(VlanVeth, XdpAllowListDrop)
 // The same object loaded by xdp-loader, with its maps pinned where
 // offload-tool looks for them, is configured by offload-tool. Where
 // xdp-loader's libxdp dispatcher cannot run xdp_vlan (libxdp before 1.6 on
-// 6.12 and later) the load fails as the README says, and
+// 6.12 and later) the load fails as docs/guide-vlan.md says, and
 // LIBXDP_SKIP_DISPATCHER=1 loads it as a single program.
 TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 {
@@ -661,8 +661,8 @@ TEST_F(VlanVeth, XdpLoaderThenOffloadToolPop)
 	CmdResult r = run_cmd(load, kCmdTimeout);
 	// From 6.12 the kernel refuses the dispatcher's freplace of a program
 	// that changes packet data unless libxdp's dispatcher does too (libxdp
-	// 1.6): xdp-loader then fails with EINVAL, as the README quotes it, and
-	// the README tells its users to set LIBXDP_SKIP_DISPATCHER=1, which
+	// 1.6): xdp-loader then fails with EINVAL, as docs/guide-vlan.md quotes
+	// it, and tells its users to set LIBXDP_SKIP_DISPATCHER=1, which
 	// must then work.
 	struct utsname u {};
 	unsigned major = 0, minor = 0;
