@@ -111,25 +111,8 @@ void print_counters(const Globals &g, const Netdev &dev, const GeneveCounters &c
 		    double dt)
 {
 	if (g.prometheus) {
-		Prom p({{"netns", g.netns}, {"ifname", dev.name}});
-		for (const bool bytes : {false, true}) {
-			p.family(bytes ? "xoffload_geneve_bytes_total" : "xoffload_geneve_packets_total", "counter",
-				 bytes ? "Bytes of the frames xdp_geneve counted, by reason (geneve stats)"
-				       : "Frames xdp_geneve counted, by reason (geneve stats)");
-			for (unsigned r = 0; r < kGeneveStats; r++)
-				p.sample({{"reason", geneve_counter_name(r)}},
-					 uint64_t{bytes ? c.total[r].bytes : c.total[r].packets});
-		}
-		for (const bool bytes : {false, true}) {
-			p.family(bytes ? "xoffload_geneve_vni_bytes_total" : "xoffload_geneve_vni_packets_total", "counter",
-				 bytes ? "Bytes of the frames xdp_geneve counted per VNI (vni=\"default\": VNIs without a "
-					 "rule), by reason"
-				       : "Frames xdp_geneve counted per VNI (vni=\"default\": VNIs without a rule), by reason");
-			for (const auto &[vni, s] : c.per_vni)
-				for (unsigned r = 0; r < kGeneveStats; r++)
-					p.sample({{"vni", vni_str(vni)}, {"reason", geneve_counter_name(r)}},
-						 uint64_t{bytes ? s[r].bytes : s[r].packets});
-		}
+		Prom p({});
+		prom_geneve_counters(p, {{{{"netns", g.netns}, {"ifname", dev.name}}, c}});
 		p.print();
 		return;
 	}

@@ -99,16 +99,8 @@ void print_counters(const Globals &g, const Netdev &dev, const VlanCounters &c, 
 		    double dt)
 {
 	if (g.prometheus) {
-		Prom p({{"netns", g.netns}, {"ifname", dev.name}});
-		for (const bool bytes : {false, true}) {
-			p.family(bytes ? "xoffload_vlan_bytes_total" : "xoffload_vlan_packets_total", "counter",
-				 bytes ? "Bytes of the frames the VLAN programs counted, by hook and reason (vlan stats)"
-				       : "Frames the VLAN programs counted, by hook and reason (vlan stats)");
-			for (unsigned h = 0; h < kHooks; h++)
-				for (unsigned r = 0; r < kVlanStats; r++)
-					p.sample({{"hook", to_string(static_cast<Hook>(h))}, {"reason", vlan_counter_name(r)}},
-						 uint64_t{bytes ? c.v[h][r].bytes : c.v[h][r].packets});
-		}
+		Prom p({});
+		prom_vlan_counters(p, {{{{"netns", g.netns}, {"ifname", dev.name}}, c}});
 		p.print();
 		return;
 	}

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
-#include "prometheus.hpp"
+// The Prometheus text exposition format (xoffload/core/prometheus.hpp).
+#include "xoffload/core/prometheus.hpp"
 
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 
-namespace xoffload::cli {
+namespace xoffload {
 
 std::string prom_escape(std::string_view v)
 {
@@ -76,4 +77,4 @@ void Prom::print() const
 	std::fflush(stdout);
 }
 
-} // namespace xoffload::cli
+} // namespace xoffload
