@@ -12,6 +12,9 @@
 #include <linux/if_link.h>
 #include <linux/magic.h>
 #include <linux/rtnetlink.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -133,6 +136,75 @@ Status netns_enter(const std::string &name)
 const std::string &netns_current()
 {
 	return g_netns;
+}
+
+Result<NetnsScope> NetnsScope::enter(const std::string &name)
+{
+	NetnsScope sc;
+	if (name.empty() || name == g_netns)
+		return sc;
+	int self = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return errno_error("open /proc/thread-self/ns/net", errno);
+	std::string prev = g_netns;
+	if (auto s = netns_enter(name); !s) {
+		::close(self);
+		return s.error();
+	}
+	sc.back_ = self;
+	sc.name_ = std::move(prev);
+	return sc;
+}
+
+NetnsScope::~NetnsScope()
+{
+	if (back_ < 0)
+		return;
+	// back where we came from, or every pin path after this would be wrong
+	if (setns(back_, CLONE_NEWNET) == 0)
+		g_netns = name_;
+	::close(back_);
+}
+
+Result<std::string> netdev_perm_mac(const std::string &ifname)
+{
+	if (ifname.empty() || ifname.size() >= IFNAMSIZ)
+		return usage_error("invalid interface name '" + ifname + "'");
+	UniqueFd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+	if (!s.valid())
+		return errno_error("socket", errno);
+	alignas(ethtool_perm_addr) uint8_t buf[sizeof(ethtool_perm_addr) + 32]{};	// MAX_ADDR_LEN
+	auto *pa = reinterpret_cast<ethtool_perm_addr *>(buf);
+	pa->cmd = ETHTOOL_GPERMADDR;
+	pa->size = 32;
+	ifreq ifr{};
+	std::memcpy(ifr.ifr_name, ifname.c_str(), ifname.size());
+	ifr.ifr_data = reinterpret_cast<char *>(buf);
+	if (::ioctl(s.get(), SIOCETHTOOL, &ifr))
+		return errno_error("read the permanent address of " + ifname, errno);
+	const uint8_t *a = buf + sizeof(ethtool_perm_addr);
+	if (pa->size != 6)
+		return std::string();
+	bool zero = true;
+	for (unsigned i = 0; i < 6; i++)
+		zero = zero && a[i] == 0;
+	if (zero)
+		return std::string();
+	char b[18];
+	std::snprintf(b, sizeof(b), "%02x:%02x:%02x:%02x:%02x:%02x", a[0], a[1], a[2], a[3], a[4], a[5]);
+	return std::string(b);
+}
+
+Result<std::vector<std::string>> netdev_names()
+{
+	struct if_nameindex *ni = if_nameindex();
+	if (!ni)
+		return errno_error("list interfaces", errno);
+	std::vector<std::string> out;
+	for (struct if_nameindex *p = ni; p->if_index; p++)
+		out.emplace_back(p->if_name);
+	if_freenameindex(ni);
+	return out;
 }
 
 Status bpffs_check()

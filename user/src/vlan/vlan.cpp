@@ -414,6 +414,25 @@ Status VlanMaps::clear(Dir d)
 	});
 }
 
+Status VlanMaps::replace(Dir d, const xo_vlan_policy &p, const std::vector<uint16_t> &allowed,
+			 const std::vector<std::pair<uint16_t, uint16_t>> &rewrites)
+{
+	for (uint16_t vid : allowed)
+		if (vid < XO_VID_MIN || vid > XO_VID_MAX)
+			return usage_error("VID " + std::to_string(vid) + " outside 1..4094");
+	for (auto [from, to] : rewrites)
+		if (from < XO_VID_MIN || from > XO_VID_MAX || to < XO_VID_MIN || to > XO_VID_MAX)
+			return usage_error("VID outside 1..4094");
+	return change(d, [&](xo_vlan_policy &cur, VidTable &t) {
+		cur = p;
+		std::fill(t.begin(), t.end(), xo_vid_entry{});
+		for (uint16_t vid : allowed)
+			t[vid].flags |= XO_VID_ALLOWED;
+		for (auto [from, to] : rewrites)
+			t[from].rewrite_vid = to;
+	});
+}
+
 Result<VlanCounters> VlanMaps::counters() const
 {
 	int ncpu = libbpf_num_possible_cpus();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ struct Step {
 	std::string ifname;
 	enum class Kind { attach, change, detach } kind;
 	std::string text;
+	// what apply() runs for it (plan() fills it; empty in diff()'s steps,
+	// which apply() refuses)
+	std::function<Status()> run;
 };
 
 struct Plan {

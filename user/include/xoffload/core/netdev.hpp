@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "xoffload/core/result.hpp"
@@ -45,6 +46,28 @@ Result<NetdevStats> netdev_stats(const Netdev &dev);
 Status netns_enter(const std::string &name);
 // Name given to netns_enter, empty for the initial one.
 const std::string &netns_current();
+
+// netns_enter() for a scope: enters @name ("" or the current name: stays)
+// and, when destroyed, returns to the namespace (and name) it was in. For
+// code that visits several namespaces in one process (offload-tool apply).
+class NetnsScope {
+public:
+	static Result<NetnsScope> enter(const std::string &name);
+	NetnsScope(NetnsScope &&o) noexcept : back_(o.back_), name_(std::move(o.name_)) { o.back_ = -1; }
+	NetnsScope &operator=(NetnsScope &&) = delete;
+	~NetnsScope();
+
+private:
+	NetnsScope() = default;
+	int back_ = -1;		// the namespace to return to; -1: none left
+	std::string name_;
+};
+
+// The permanent MAC address of @ifname (ethtool -P), "xx:xx:xx:xx:xx:xx";
+// "" when the device has none (veth, bridges: all zeros).
+Result<std::string> netdev_perm_mac(const std::string &ifname);
+// Every interface of the current network namespace, by name.
+Result<std::vector<std::string>> netdev_names();
 
 inline constexpr const char *kBpffsRoot = "/sys/fs/bpf";
 

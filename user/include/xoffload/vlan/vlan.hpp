@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "xoffload/core/abi_check.hpp"
@@ -103,6 +104,11 @@ public:
 	Status set_rewrite(Dir d, uint16_t from, uint16_t to);	// to = 0 removes
 	// The default policy, no allow-list, no rewrite: one switch.
 	Status clear(Dir d);
+	// @d's whole configuration in one switch (offload-tool apply): policy
+	// @p (its allow-list flag as given), exactly the VIDs @allowed allowed
+	// and exactly the translations @rewrites (from, to).
+	Status replace(Dir d, const xo_vlan_policy &p, const std::vector<uint16_t> &allowed,
+		       const std::vector<std::pair<uint16_t, uint16_t>> &rewrites);
 	Result<VlanCounters> counters() const;
 	// Derives again what a policy written by an older xoffload (an older
 	// XO_ABI_VERSION) carries beside the user's words (op[], outer_only).
