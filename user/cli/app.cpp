@@ -102,6 +102,13 @@ void add_examples(CLI::App &app)
 		 {"offload-tool features --stack \"vlan:802.1Q/vlan:802.1ad/bridge/vxlan/veth\" --packet tcp4 --gso",
 		  "offload-tool features eth1 --rx",
 		  "offload-tool features --rx --driver mlx5_core --kernel 6.12"}},
+		{"apply",
+		 {"offload-tool apply                                   # /etc/xoffload/xoffload.toml",
+		  "offload-tool apply -f lab.toml --dry-run            # validate, print the plan",
+		  "offload-tool apply -f lab.toml --keep-undeclared"}},
+		{"config",
+		 {"offload-tool config show                            # > f; then apply -f f changes nothing",
+		  "offload-tool config check -f lab.toml"}},
 		{"help", {"offload-tool help vlan", "offload-tool help"}},
 	};
 	for (const auto &[name, lines] : examples) {
@@ -198,6 +205,7 @@ void build_app(CLI::App &app, Globals &g, int &rc)
 	add_geneve_command(app, g, rc);
 	add_xsk_commands(app, g, rc);
 	add_features_command(app, g, rc);
+	add_config_commands(app, g, rc);
 	add_help_command(app, rc);
 	add_examples(app);
 }

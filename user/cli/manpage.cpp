@@ -244,7 +244,7 @@ std::string man_overview(const CLI::App &app, const std::string &date, const std
 	m += ".SH SEE ALSO\n";
 	for (const CLI::App *s : subs(&app))
 		m += "\\fBoffload\\-tool\\-" + roff(s->get_name()) + "\\fR(8), ";
-	m += "\\fBxdp\\-loader\\fR(8), \\fBbpftool\\fR(8), \\fBip\\-link\\fR(8), \\fBethtool\\fR(8), "
+	m += "\\fBxoffload.toml\\fR(5), \\fBxdp\\-loader\\fR(8), \\fBbpftool\\fR(8), \\fBip\\-link\\fR(8), \\fBethtool\\fR(8), "
 	     "\\fBtc\\-bpf\\fR(8)\n";
 	return m;
 }
