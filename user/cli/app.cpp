@@ -109,6 +109,11 @@ void add_examples(CLI::App &app)
 		{"config",
 		 {"offload-tool config show                            # > f; then apply -f f changes nothing",
 		  "offload-tool config check -f lab.toml"}},
+		{"agent",
+		 {"offload-tool agent                                   # /etc/xoffload/xoffload.toml, /metrics on 127.0.0.1:9796",
+		  "offload-tool agent -f lab.toml --metrics 127.0.0.1:9900",
+		  "offload-tool agent -f lab.toml --metrics \"\"              # no /metrics",
+		  "offload-tool -n ns1 agent -f ns1.toml"}},
 		{"help", {"offload-tool help vlan", "offload-tool help"}},
 	};
 	for (const auto &[name, lines] : examples) {
@@ -206,6 +211,7 @@ void build_app(CLI::App &app, Globals &g, int &rc)
 	add_xsk_commands(app, g, rc);
 	add_features_command(app, g, rc);
 	add_config_commands(app, g, rc);
+	add_agent_command(app, g, rc);
 	add_help_command(app, rc);
 	add_examples(app);
 }

@@ -26,6 +26,7 @@ void add_vlan_command(CLI::App &app, Globals &g, int &rc);
 void add_geneve_command(CLI::App &app, Globals &g, int &rc);	// port, rule, option, csum, stats
 void add_xsk_commands(CLI::App &app, Globals &g, int &rc);	// send, recv
 void add_features_command(CLI::App &app, Globals &g, int &rc);
+void add_agent_command(CLI::App &app, Globals &g, int &rc);
 void add_config_commands(CLI::App &app, Globals &g, int &rc);	// apply, config show|check
 
 
