@@ -68,6 +68,9 @@ void add_agent_command(CLI::App &app, Globals &g, int &rc)
 				   "(default 127.0.0.1:9796); \"\" for none");
 	s->add_flag("--metrics-public", o->metrics_public,
 		    "Allow a /metrics address that is not loopback (it has no authentication)");
+	s->add_flag("--keep-undeclared", o->keep_undeclared,
+		    "Leave our state on interfaces the file does not declare (as apply --keep-undeclared); "
+		    "without it, start and reload detach it");
 	s->callback([&g, &rc, o, metrics, mopt] {
 		if (auto st = prepare(g); !st) {
 			rc = report(st.error());

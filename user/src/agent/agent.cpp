@@ -56,7 +56,7 @@ double unix_now()
 struct Link {
 	std::string name;
 	std::string perm_mac;	// IFLA_PERM_ADDRESS; "" when the device has none
-	std::string mac;	// IFLA_ADDRESS
+	std::string mac;	// IFLA_ADDRESS (a change of it is an event too)
 	uint32_t mtu = 0;
 	uint8_t operstate = 0;
 	bool up = false;
@@ -132,7 +132,9 @@ private:
 	void update_managed();
 	Status serve_metrics();
 	void record(bool ok);
-	std::string match_key(const Link &l) const { return l.perm_mac.empty() ? l.mac : l.perm_mac; }
+	// config::match() takes the permanent MAC alone: a link without one
+	// (veth, dummy) is matched by name, at events as at a whole-file plan
+	std::string match_key(const Link &l) const { return l.perm_mac; }
 
 	Options opt_;
 	config::ConfigPtr cfg_;
@@ -272,7 +274,7 @@ void Agent::update_managed()
 void Agent::apply_all(const char *why)
 {
 	update_managed();
-	auto p = config::plan(*cfg_);
+	auto p = config::plan(*cfg_, std::nullopt, opt_.keep_undeclared);
 	if (!p) {
 		log_line(std::string(why) + ": plan: " + p.error().msg);
 		record(false);

@@ -82,6 +82,9 @@ struct Options {
 	std::string file;		// -f: the config file
 	std::optional<std::string> metrics;	// --metrics: instead of the file's [agent] metrics
 	bool metrics_public = false;	// --metrics-public: allow a non-loopback address
+	// --keep-undeclared: whole-file plans (start, reload) leave state of ours
+	// on interfaces the file does not declare, as apply --keep-undeclared
+	bool keep_undeclared = false;
 	// Renders the counters of @ifnames (families written once), adding to
 	// *errors what it could not read. Called from the HTTP server's thread.
 	std::function<std::string(const std::vector<std::string> &ifnames, uint64_t *errors)> counters;
