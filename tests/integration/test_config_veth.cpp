@@ -202,5 +202,47 @@ TEST_F(ConfigVeth, ABadFileChangesNothing)
 	EXPECT_EQ(st.out.find("geneve"), std::string::npos) << st.out;
 }
 
+// A program of the user's after ours: applied from its object, shown by
+// name, kept by a file that names it, gone with a file without it.
+TEST_F(ConfigVeth, ChainAppliesAndShowsByName)
+{
+	const std::string obj = env_or_empty("XO_BPF_DIR") + "/xdp_drop_port9.bpf.o";
+	ASSERT_FALSE(env_or_empty("XO_BPF_DIR").empty()) << "XO_BPF_DIR is not set";
+	const std::string head = "[[interface]]\nname = \"" + tb_->if_a() + "\"\nnetns = \"" + tb_->ns_a() +
+				 "\"\nmode = \"skb\"\n[interface.vlan]\n";
+	const std::string f = write("chain.toml", head + "[interface.chain]\nprog = \"" + obj + "\"\n");
+	CmdResult a = tool({"apply", "-f", f, "--keep-undeclared"});
+	ASSERT_TRUE(a.ok()) << a.describe();
+	EXPECT_NE(a.out.find("attach chain " + obj + " (skb)"), std::string::npos) << a.out;
+	CmdResult st = tool({"--json", "status", tb_->if_a()}, tb_->ns_a());
+	ASSERT_TRUE(st.ok()) << st.describe();
+	EXPECT_NE(st.out.find("xdp_drop_port9"), std::string::npos) << st.out;
+
+	a = tool({"apply", "-f", f, "--keep-undeclared"});
+	ASSERT_TRUE(a.ok()) << a.describe();
+	EXPECT_EQ(a.out, "nothing to do: the running state matches " + f + "\n");
+
+	const std::string shown = shown_a();
+	EXPECT_NE(shown.find("[interface.chain]\nname = \"xdp_drop_port9\"\n"), std::string::npos) << shown;
+	const std::string h = write("shown.toml", shown);
+	a = tool({"apply", "-f", h, "--keep-undeclared"});
+	ASSERT_TRUE(a.ok()) << a.describe();
+	EXPECT_EQ(a.out, "nothing to do: the running state matches " + h + "\n");
+
+	const std::string g = write("nochain.toml", head);
+	a = tool({"apply", "-f", g, "--keep-undeclared"});
+	ASSERT_TRUE(a.ok()) << a.describe();
+	EXPECT_NE(a.out.find("detach chain xdp_drop_port9"), std::string::npos) << a.out;
+	st = tool({"status", tb_->if_a()}, tb_->ns_a());
+	EXPECT_EQ(st.out.find("xdp_drop_port9"), std::string::npos) << st.out;
+
+	// a name alone cannot bring it back: refused before anything changes
+	a = tool({"apply", "-f", h, "--keep-undeclared"});
+	EXPECT_EQ(a.exit_code, 2) << a.describe();
+	EXPECT_NE(a.err.find("chain xdp_drop_port9 does not run there and the file gives no object to attach"),
+		  std::string::npos)
+		<< a.err;
+}
+
 } // namespace
 } // namespace xoffload::test

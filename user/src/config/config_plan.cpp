@@ -580,7 +580,9 @@ Result<Plan> plan(const Config &c, const std::optional<std::string> &only, bool 
 				p.skipped.push_back(i.label() + ": " + r.why_not);
 			continue;
 		}
-		declared.emplace(i.netns, r.ifname);
+		// without netns: the namespace apply runs in (-n), as its pin
+		// directories name it
+		declared.emplace(i.netns.empty() ? netns_current() : i.netns, r.ifname);
 		if (only && r.ifname != *only)
 			continue;
 		std::string chain_name;
