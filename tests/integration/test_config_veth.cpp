@@ -141,6 +141,9 @@ TEST_F(ConfigVeth, ApplyIsIdempotentAndShowAppliesAsANoOp)
 	ASSERT_TRUE(again.ok()) << again.describe();
 	EXPECT_EQ(again.out, "nothing to do: the running state matches " + f + "\n");
 	EXPECT_EQ(state(), s1);
+	again = tool({"--json", "apply", "-f", f, "--keep-undeclared"});
+	ASSERT_TRUE(again.ok()) << again.describe();
+	EXPECT_EQ(again.out, "{\"file\":\"" + f + "\",\"dry_run\":false,\"changed\":false,\"steps\":[],\"skipped\":[]}\n");
 
 	// a change is planned as that change alone, and --dry-run leaves it
 	const std::string g = write("b.toml", file_text("action = \"pop\"\ndepth = 2\nallow = [10, 20]\n"));
@@ -149,6 +152,11 @@ TEST_F(ConfigVeth, ApplyIsIdempotentAndShowAppliesAsANoOp)
 	EXPECT_EQ(dry.out, "plan for " + g + " (1 step; --dry-run: nothing changed):\n  " + label +
 				   "vlan ingress policy: pop 1, allow 10,20 -> pop 2, allow 10,20\n");
 	EXPECT_EQ(state(), s1);
+	dry = tool({"--json", "apply", "-f", g, "--dry-run", "--keep-undeclared"});
+	ASSERT_TRUE(dry.ok()) << dry.describe();
+	EXPECT_EQ(dry.out, "{\"file\":\"" + g + "\",\"dry_run\":true,\"changed\":false,\"steps\":[{\"interface\":\"" +
+				   tb_->if_a() + "@" + tb_->ns_a() + "\",\"kind\":\"change\",\"step\":\"vlan ingress policy: pop 1, "
+				   "allow 10,20 -> pop 2, allow 10,20\",\"done\":false}],\"skipped\":[]}\n");
 	a = tool({"apply", "-f", g, "--keep-undeclared"});
 	ASSERT_TRUE(a.ok()) << a.describe();
 	const std::string s2 = state();
