@@ -4,6 +4,7 @@
 // what a file declares, and applying them with the calls the CLI's
 // commands make.
 #include <bpf/libbpf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -85,9 +86,14 @@ Result<std::string> chain_prog_name(const Chain &c)
 {
 	if (c.object.empty() || !c.program.empty())
 		return c.program.substr(0, kProgNameLen);
-	bpf_object *obj = bpf_object__open_file(c.object.c_str(), nullptr);
-	if (!obj)
-		return errno_error("interface.chain.prog: open " + c.object, errno);
+	// the file's fault, found before anything changed: a usage error (and
+	// one line: libbpf would say it too)
+	bpf_object *obj = ::access(c.object.c_str(), R_OK) ? nullptr : bpf_object__open_file(c.object.c_str(), nullptr);
+	if (!obj) {
+		Error e = errno_error("interface.chain.prog: open " + c.object, errno);
+		e.kind = ErrorKind::usage;
+		return e;
+	}
 	std::vector<std::string> xdp;
 	bpf_program *p;
 	bpf_object__for_each_program(p, obj)
