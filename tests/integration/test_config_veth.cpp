@@ -248,8 +248,8 @@ TEST_F(ConfigVeth, ChainAppliesAndShowsByName)
 	const std::string missing = write("missing.toml", head + "[interface.chain]\nprog = \"nowhere.bpf.o\"\n");
 	a = tool({"apply", "-f", missing, "--keep-undeclared"});
 	EXPECT_EQ(a.exit_code, 2) << a.describe();
-	EXPECT_EQ(a.err, "offload-tool: " + missing + ":1: " + tb_->if_a() + "@" + tb_->ns_a() +
-				 ": interface.chain.prog: open " + dir_.path() + "/nowhere.bpf.o: No such file or directory\n");
+	EXPECT_EQ(a.err, "offload-tool: " + missing + ":7:8: interface.chain.prog: open " + dir_.path() +
+				 "/nowhere.bpf.o: No such file or directory\n");
 
 	// a name alone cannot bring it back: refused before anything changes
 	a = tool({"apply", "-f", h, "--keep-undeclared"});

@@ -116,6 +116,8 @@ prog = "fw.bpf.o:xdp_fw"
 	EXPECT_EQ(i.chain->object, "/etc/xo/fw.bpf.o");	// beside the file
 	EXPECT_EQ(i.chain->program, "xdp_fw");
 	EXPECT_EQ(i.line, 4);
+	EXPECT_EQ(i.chain->line, 48);	// where prog = is, for plan()'s errors
+	EXPECT_EQ(i.chain->column, 8);
 }
 
 TEST(Config, DefaultsWhereTheFileIsSilent)

@@ -351,6 +351,8 @@ Chain read_chain(const Reader &r, const toml::table &t, const std::string &path)
 		return c;
 	}
 	c.object = *prog;
+	c.line = static_cast<int>(t.get("prog")->source().begin.line);
+	c.column = static_cast<int>(t.get("prog")->source().begin.column);
 	// OBJ:PROG where PROG is a name (no path in it); a path may hold colons
 	if (size_t colon = prog->rfind(':'); colon != std::string::npos && prog->find('/', colon) == std::string::npos) {
 		c.object = prog->substr(0, colon);

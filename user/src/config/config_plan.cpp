@@ -596,7 +596,8 @@ Result<Plan> plan(const Config &c, const std::optional<std::string> &only, bool 
 			auto n = chain_prog_name(*i.chain);
 			if (!n)
 				return Error{n.error().kind, n.error().err,
-					     c.source + ":" + std::to_string(i.line) + ": " + i.label() + ": " + n.error().msg};
+					     c.source + ":" + std::to_string(i.chain->line) + ":" +
+						     std::to_string(i.chain->column) + ": " + n.error().msg};
 			chain_name = *n;
 		}
 		Result<std::optional<Interface>> have = std::optional<Interface>();

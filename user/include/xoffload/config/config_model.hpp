@@ -63,7 +63,8 @@ struct Geneve {
 struct Chain {
 	std::string object;	// "" when only the running program's name is known
 	std::string program;	// its name (or section); "" for the object's only one
-	bool operator==(const Chain &) const = default;
+	int line = 0, column = 0;	// of prog = (messages only; not compared)
+	bool operator==(const Chain &o) const { return object == o.object && program == o.program; }
 };
 
 struct Interface {
