@@ -378,6 +378,32 @@ TEST(Config, StepsOfAChangedFile)
 	EXPECT_TRUE(diff(have, have).empty());
 }
 
+TEST(Config, StepsOfGeneveAndRxVlanChanges)
+{
+	Interface have = only_interface("[[interface]]\nname = \"e\"\nrx_vlan_offload = \"keep\"\n[interface.geneve]\n"
+					"ports = [6081, 7000]\noption_classes = [1, 2]\ndecap_via = \"pass\"\n"
+					"[[interface.geneve.rule]]\nvni = 1\naction = \"drop\"\n"
+					"[[interface.geneve.rule]]\nvni = 2\naction = \"xsk\"\nqueues = 2\n");
+	have.geneve->held = {7000};	// geneve port add --nic holds it
+	Interface want = only_interface("[[interface]]\nname = \"e\"\n[interface.geneve]\nports = [4789]\ncsum = true\n"
+					"option_classes = [2, 3]\ndecap_via = \"cpumap\"\n"
+					"[[interface.geneve.rule]]\nvni = 2\naction = \"xsk\"\nqueues = 4\n"
+					"[[interface.geneve.rule]]\ndefault = true\naction = \"drop\"\n");
+	std::vector<std::string> texts;
+	for (const auto &s : diff(want, have))
+		texts.push_back(s.text);
+	EXPECT_EQ(texts, (std::vector<std::string>{
+				 "geneve port add 4789", "geneve port del 6081 (not in the file)",	// 7000: not ours
+				 "geneve csum off -> on", "geneve decap-via pass -> cpumap", "geneve option known 0x0003",
+				 "geneve option known 0x0001 removed", "geneve rule default: pass -> drop",
+				 "geneve rule vni 2: xsk over 2 -> xsk over 4",
+				 "geneve rule of vni 1 removed (not in the file)", "RX VLAN stripping: kept (on) -> off"}));
+	// decap_via = "auto" leaves a choice made by geneve decap-via alone
+	want.geneve->decap_via = "auto";
+	for (const auto &s : diff(want, have))
+		EXPECT_EQ(s.text.find("decap-via"), std::string::npos) << s.text;
+}
+
 TEST(Config, ApplyRefusesAStepItCannotRun)
 {
 	Plan p;
