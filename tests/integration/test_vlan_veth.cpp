@@ -987,8 +987,9 @@ TEST_F(VlanVeth, ChainRunsAUsersProgramAfterOurStages)
 
 	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "geneve"}));
 	st = tool(b_.ns, {"status", b_.ifname}, true);
-	if (composed)
+	if (composed) {
 		EXPECT_NE(st.out.find("\"stages\":[\"vlan\",\"geneve\",\"chain\"]"), std::string::npos) << st.out;
+	}
 	EXPECT_EQ(port9_arrive(n), 0u) << "vlan, geneve (port 9 is no Geneve port), then the chained program drops";
 	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "geneve"}));
 	EXPECT_EQ(tool(b_.ns, {"status", b_.ifname}, true).out.find("\"chain\"]") != std::string::npos, composed)
