@@ -75,6 +75,15 @@ BenchStart bench_start(const Options &opt, const BenchSizes &sizes) noexcept;
 // wrappers include) from loading. Returns 0 or a negative errno.
 int prepare_bench_object(bpf_object *obj, std::initializer_list<bpf_program *> skip) noexcept;
 
+// One BPF_PROG_RUN of @frames frames of @in (@in_len bytes) through XDP
+// program @fd: live frames (BPF_F_TEST_XDP_LIVE_FRAMES, batches of
+// @batch: a fresh xdp_buff per frame, as a driver gives) or in place (one
+// xdp_buff, the program run over and over). @wall_ns: the whole call's
+// wall time; @kern_ns: the kernel's own truncated average per frame.
+// Returns 0 or a negative errno.
+int run_xdp(int fd, bool live, uint32_t batch, const void *in, uint32_t in_len, uint64_t frames, double &wall_ns,
+	    uint32_t &kern_ns) noexcept;
+
 // Subcommands. Each returns an exit code.
 int run_vlan(const Options &opt);
 int run_gso(const Options &opt);

@@ -3,10 +3,13 @@
 // Also the shared helpers declared in bench.hpp.
 #include "bench.hpp"
 
+#include <bpf/bpf.h>
+
 #include <CLI/CLI.hpp>
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -81,6 +84,28 @@ BenchStart bench_start(const Options &opt, const BenchSizes &z) noexcept
 	set_libbpf_verbosity(opt.verbose);
 	return {opt.frames ? opt.frames : opt.quick ? z.quick_frames : z.full_frames,
 		opt.runs ? opt.runs : opt.quick ? z.quick_runs : z.full_runs, pin_to_cpu(opt.cpu)};
+}
+
+int run_xdp(int fd, bool live, uint32_t batch, const void *in, uint32_t in_len, uint64_t frames, double &wall_ns,
+	    uint32_t &kern_ns) noexcept
+{
+	bpf_test_run_opts o{};
+	o.sz = sizeof(o);
+	o.data_in = in;
+	o.data_size_in = in_len;
+	o.repeat = static_cast<int>(frames);
+	if (live) {
+		o.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+		o.batch_size = batch;
+	}
+	auto t0 = std::chrono::steady_clock::now();
+	int err = bpf_prog_test_run_opts(fd, &o);
+	auto t1 = std::chrono::steady_clock::now();
+	if (err)
+		return err < 0 ? err : -err;
+	wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+	kern_ns = o.duration;
+	return 0;
 }
 
 int prepare_bench_object(bpf_object *obj, std::initializer_list<bpf_program *> skip) noexcept

@@ -192,27 +192,10 @@ public:
 		return err;
 	}
 
-	// One BPF_PROG_RUN of @frames frames, live or in place; @wall_ns its
-	// wall time, @kern_ns the kernel's (truncated) average per frame.
+	// One BPF_PROG_RUN of @frames frames, live or in place (run_xdp).
 	int run(int fd, bool live, const Bytes &in, uint64_t frames, double &wall_ns, uint32_t &kern_ns)
 	{
-		bpf_test_run_opts o{};
-		o.sz = sizeof(o);
-		o.data_in = in.data();
-		o.data_size_in = static_cast<__u32>(in.size());
-		o.repeat = static_cast<int>(frames);
-		if (live) {
-			o.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
-			o.batch_size = batch_size;
-		}
-		auto t0 = std::chrono::steady_clock::now();
-		int err = bpf_prog_test_run_opts(fd, &o);
-		auto t1 = std::chrono::steady_clock::now();
-		if (err)
-			return err < 0 ? err : -err;
-		wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-		kern_ns = o.duration;
-		return 0;
+		return run_xdp(fd, live, batch_size, in.data(), static_cast<uint32_t>(in.size()), frames, wall_ns, kern_ns);
 	}
 
 	// ns per frame: (wall - a one-batch twin call) / frames, clamped into
@@ -463,7 +446,7 @@ int run_compose(const Options &opt)
 		std::printf("{\"bench\":\"compose\",\"frames\":%llu,\"runs\":%u,\"cpu\":%d,",
 			    static_cast<unsigned long long>(start.frames), start.runs, start.cpu);
 	} else {
-		std::printf("live-frame BPF_PROG_RUN (batch %u), %llu frames x %u runs, CPU %d\n"
+		std::printf("BPF_PROG_RUN in place and with live frames (batch %u), %llu frames x %u runs, CPU %d\n"
 			    "every wrapper returns XDP_DROP; counters verified == frames per program and case\n\n",
 			    batch_size, static_cast<unsigned long long>(start.frames), start.runs, start.cpu);
 	}

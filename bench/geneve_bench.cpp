@@ -237,20 +237,8 @@ public:
 	}
 	int run(int fd, const Bytes &in, uint64_t frames, double &wall_ns)
 	{
-		bpf_test_run_opts o{};
-		o.sz = sizeof(o);
-		o.data_in = in.data();
-		o.data_size_in = static_cast<__u32>(in.size());
-		o.repeat = static_cast<int>(frames);
-		o.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
-		o.batch_size = batch_size;
-		auto t0 = std::chrono::steady_clock::now();
-		int err = bpf_prog_test_run_opts(fd, &o);
-		auto t1 = std::chrono::steady_clock::now();
-		if (err)
-			return err < 0 ? err : -err;
-		wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-		return 0;
+		uint32_t kern;
+		return run_xdp(fd, true, batch_size, in.data(), static_cast<uint32_t>(in.size()), frames, wall_ns, kern);
 	}
 	// ns per frame of a timed call, minus the syscall's fixed cost (a twin call of one batch).
 	int measure(int fd, const Bytes &in, uint64_t frames, double &ns)

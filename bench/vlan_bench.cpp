@@ -400,27 +400,10 @@ public:
 		return 0;
 	}
 
-	// One live-frame BPF_PROG_RUN of @frames frames. Returns 0 or -errno;
-	// @wall_ns is the wall time of the whole call, @kern_ns the kernel's
-	// own (truncated) average per frame.
+	// One live-frame BPF_PROG_RUN of @frames frames (run_xdp).
 	int run(int fd, const Bytes &in, uint64_t frames, double &wall_ns, uint32_t &kern_ns)
 	{
-		bpf_test_run_opts o{};
-		o.sz = sizeof(o);
-		o.data_in = in.data();
-		o.data_size_in = static_cast<__u32>(in.size());
-		o.repeat = static_cast<int>(frames);
-		o.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
-		o.batch_size = batch_size;
-
-		auto t0 = std::chrono::steady_clock::now();
-		int err = bpf_prog_test_run_opts(fd, &o);
-		auto t1 = std::chrono::steady_clock::now();
-		if (err)
-			return err < 0 ? err : -err;
-		wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-		kern_ns = o.duration;
-		return 0;
+		return run_xdp(fd, true, batch_size, in.data(), static_cast<uint32_t>(in.size()), frames, wall_ns, kern_ns);
 	}
 
 	// A twin call of one batch, then the timed call of @frames frames.

@@ -12,40 +12,9 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "parse_only.hpp"
 
 using namespace xoffload;
-
-namespace {
-
-// The commands' callbacks own the structs their options write into (a
-// shared_ptr captured by the callback): dropping them would leave CLI11
-// writing into freed memory. They are moved aside instead, kept alive for
-// the parse, and the app runs none. CLI11 keeps them protected; a pointer
-// to member formed in a derived class reaches them on any App.
-struct Callbacks : CLI::App {
-	static constexpr auto final_ = &Callbacks::final_callback_;
-	static constexpr auto complete_ = &Callbacks::parse_complete_callback_;
-	static constexpr auto preparse_ = &Callbacks::pre_parse_callback_;
-};
-
-struct Kept {
-	std::vector<std::function<void()>> fns;
-	std::vector<std::function<void(std::size_t)>> pre;
-};
-
-void strip(CLI::App &app, Kept &kept)
-{
-	kept.fns.push_back(std::move(app.*Callbacks::final_));
-	kept.fns.push_back(std::move(app.*Callbacks::complete_));
-	kept.pre.push_back(std::move(app.*Callbacks::preparse_));
-	app.*Callbacks::final_ = nullptr;
-	app.*Callbacks::complete_ = nullptr;
-	app.*Callbacks::preparse_ = nullptr;
-	for (CLI::App *sub : app.get_subcommands([](CLI::App *) { return true; }))
-		strip(*sub, kept);
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -71,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = 0;
 	CLI::App app{"fuzz", "offload-tool"};
 	cli::build_app(app, g, rc);
-	Kept kept;
-	strip(app, kept);
+	cli::KeptCallbacks kept;
+	cli::strip_callbacks(app, kept);
 	try {
 		app.parse(argc, argv.data());
 	} catch (const CLI::ParseError &) {

@@ -905,7 +905,18 @@ TEST_F(VlanVeth, XdpVlanGeneveAndRecvRunTogether)
 	for (unsigned mtu : {1500u, 9000u}) {
 		const std::string label = "MTU " + std::to_string(mtu);
 		ASSERT_TRUE(set_mtu(a_, mtu) && set_mtu(b_, mtu)) << label;
-		ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"})) << label;
+		CmdResult at = tool(b_.ns, {"attach", b_.ifname, "vlan", "--no-tag-kfunc"});
+		if (mtu > 1500 && at.exit_code == 1 && at.err.find("has no XDP multi-buffer") != std::string::npos) {
+			// a NIC whose driver runs XDP on one buffer only (igb, vmxnet3):
+			// refused, naming the limit, and nothing left attached
+			EXPECT_NE(at.err.find("runs XDP up to MTU"), std::string::npos) << at.err;
+			CmdResult st = tool(b_.ns, {"status", b_.ifname}, true);
+			EXPECT_NE(st.out.find("\"attached\":[]"), std::string::npos) << label << ": " << st.out;
+			const size_t why = at.err.rfind("offload-tool: ");
+			GTEST_SKIP() << label << ": " << at.err.substr(why == std::string::npos ? 0 : why)
+				     << " (MTU 1500 ran; the refusal at 9000 checked)";
+		}
+		ASSERT_EQ(at.exit_code, 0) << label << ": " << at.describe();
 		ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname})) << label;
 		ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "geneve"})) << label;
 		BackgroundCmd rx({tool_, "--json", "-n", b_.ns, "recv", b_.ifname, "--duration", "120", "--interval", "0"});
@@ -987,8 +998,9 @@ TEST_F(VlanVeth, ChainRunsAUsersProgramAfterOurStages)
 
 	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "geneve"}));
 	st = tool(b_.ns, {"status", b_.ifname}, true);
-	if (composed)
+	if (composed) {
 		EXPECT_NE(st.out.find("\"stages\":[\"vlan\",\"geneve\",\"chain\"]"), std::string::npos) << st.out;
+	}
 	EXPECT_EQ(port9_arrive(n), 0u) << "vlan, geneve (port 9 is no Geneve port), then the chained program drops";
 	ASSERT_TRUE(tool_ok(b_.ns, {"detach", b_.ifname, "geneve"}));
 	EXPECT_EQ(tool(b_.ns, {"status", b_.ifname}, true).out.find("\"chain\"]") != std::string::npos, composed)

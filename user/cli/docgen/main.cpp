@@ -10,13 +10,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "manpage.hpp"
+#include "parse_only.hpp"
 #include "xoffload/core/version.hpp"
 
 namespace {
@@ -34,33 +34,6 @@ std::vector<const CLI::App *> subs(const CLI::App *a)
 }
 
 // ---- examples ----
-// Parsing without running: the callbacks of every command taken out (as
-// tests/fuzz/cli_fuzz.cpp does).
-struct Callbacks : CLI::App {
-	static constexpr auto final_ = &Callbacks::final_callback_;
-	static constexpr auto complete_ = &Callbacks::parse_complete_callback_;
-	static constexpr auto preparse_ = &Callbacks::pre_parse_callback_;
-};
-
-// The callbacks taken out are kept until the app is gone: a command's
-// callback may own what its options point to.
-struct Kept {
-	std::vector<std::function<void()>> fns;
-	std::vector<std::function<void(std::size_t)>> pre;
-};
-
-void strip(CLI::App &app, Kept &kept)
-{
-	kept.fns.push_back(std::move(app.*Callbacks::final_));
-	kept.fns.push_back(std::move(app.*Callbacks::complete_));
-	kept.pre.push_back(std::move(app.*Callbacks::preparse_));
-	app.*Callbacks::final_ = nullptr;
-	app.*Callbacks::complete_ = nullptr;
-	app.*Callbacks::preparse_ = nullptr;
-	for (CLI::App *sub : app.get_subcommands([](CLI::App *) { return true; }))
-		strip(*sub, kept);
-}
-
 // Words of a shell line: blanks split, "..." and '...' group.
 std::vector<std::string> words(const std::string &line)
 {
@@ -97,10 +70,10 @@ std::string parse_error(const std::string &line)
 {
 	Globals g;
 	int rc = 0;
-	Kept kept;
+	xoffload::cli::KeptCallbacks kept;	// outlives the app
 	CLI::App app{xoffload::cli::kToolDescription, "offload-tool"};
 	xoffload::cli::build_app(app, g, rc);
-	strip(app, kept);
+	xoffload::cli::strip_callbacks(app, kept);
 	std::vector<std::string> w = words(line);
 	std::vector<char *> argv;
 	for (std::string &x : w)
