@@ -259,5 +259,37 @@ TEST_F(ConfigVeth, ChainAppliesAndShowsByName)
 		<< a.err;
 }
 
+// Without --keep-undeclared apply removes our state from interfaces the
+// file does not declare, in the namespace it runs in (-n) and in those the
+// file names, and never in another: the A side's vlan survives an apply in
+// B that names only B, and goes with an apply in A that does not declare it.
+TEST_F(ConfigVeth, UndeclaredStateGoesInTheFilesNamespacesOnly)
+{
+	ASSERT_TRUE(tool({"attach", tb_->if_a(), "vlan", "--mode", "skb"}, tb_->ns_a()).ok());
+	ASSERT_TRUE(tool({"attach", tb_->if_b(), "vlan", "--mode", "skb"}, tb_->ns_b()).ok());
+	const std::string f = write("b.toml", "[[interface]]\nname = \"" + tb_->if_b() + "\"\nnetns = \"" +
+						      tb_->ns_b() + "\"\nmode = \"skb\"\n\n[interface.vlan]\nhooks = [\"xdp\"]\n");
+	auto has_vlan = [&](const std::string &ns, const std::string &ifname) {
+		CmdResult st = tool({"status", ifname}, ns);
+		EXPECT_TRUE(st.ok()) << st.describe();
+		// xdp_vlan, or the composed program's stage "1. vlan"
+		return st.out.find("xdp_vlan") != std::string::npos || st.out.find(". vlan\n") != std::string::npos;
+	};
+
+	CmdResult b = tool({"apply", "-f", f}, tb_->ns_b());
+	EXPECT_TRUE(b.ok()) << b.describe();
+	EXPECT_EQ(b.out.find(tb_->if_a()), std::string::npos) << "a step for A, whose namespace the file does not "
+								 "name:\n" << b.out;
+	EXPECT_TRUE(has_vlan(tb_->ns_a(), tb_->if_a())) << "A's vlan went with an apply in B";
+	EXPECT_TRUE(has_vlan(tb_->ns_b(), tb_->if_b()));
+
+	CmdResult a = tool({"apply", "-f", f}, tb_->ns_a());
+	EXPECT_TRUE(a.ok()) << a.describe();
+	EXPECT_NE(a.out.find("detach everything of ours (not in the file)"), std::string::npos) << a.out;
+	EXPECT_FALSE(has_vlan(tb_->ns_a(), tb_->if_a())) << "A is in the namespace apply ran in, undeclared";
+	EXPECT_TRUE(has_vlan(tb_->ns_b(), tb_->if_b())) << "B is declared";
+	(void)tool({"detach", "--purge", tb_->if_b()}, tb_->ns_b());
+}
+
 } // namespace
 } // namespace xoffload::test

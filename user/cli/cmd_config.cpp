@@ -127,7 +127,7 @@ void add_config_commands(CLI::App &app, Globals &g, int &rc)
 	a->add_flag("--dry-run", o->dry_run, "Validate and print the plan; change nothing");
 	a->add_flag("--keep-undeclared", o->keep_undeclared,
 		    "Leave alone interfaces with programs of ours that the file does not declare (default: detach "
-		    "them)");
+		    "them, in this netns and those the file names)");
 	a->callback([&g, &rc, o] { rc = apply_cmd(g, o->file, o->dry_run, o->keep_undeclared); });
 
 	auto *c = app.add_subcommand("config", "The running state as a config file, and a file's validation");

@@ -579,6 +579,12 @@ Result<Plan> plan(const Config &c, const std::optional<std::string> &only, bool 
 	Plan p;
 	// (netns, ifname) of every declared interface found here
 	std::set<std::pair<std::string, std::string>> declared;
+	// the namespaces the file speaks for: the one apply runs in (-n) and
+	// those it names; state of ours in any other is not the file's
+	std::set<std::string> scope{netns_current()};
+	for (const auto &i : c.interfaces)
+		if (!i.netns.empty())
+			scope.insert(i.netns);
 	for (const auto &i : c.interfaces) {
 		Resolved r = resolve(i);
 		if (r.ifname.empty()) {
@@ -622,7 +628,7 @@ Result<Plan> plan(const Config &c, const std::optional<std::string> &only, bool 
 	if (!dirs)
 		return dirs.error();
 	for (const auto &d : *dirs) {
-		if (d.orphan || declared.count({d.netns, d.ifname}))
+		if (d.orphan || declared.count({d.netns, d.ifname}) || !scope.count(d.netns))
 			continue;
 		Result<std::optional<Interface>> have = std::optional<Interface>();
 		{
