@@ -28,6 +28,7 @@ TEST(Config, ParsesEveryKey)
 {
 	const char *text = R"([agent]
 metrics = "[::1]:9900"
+metrics_public = true
 
 [[interface]]
 name = "eth1"
@@ -78,6 +79,7 @@ prog = "fw.bpf.o:xdp_fw"
 	auto c = parse(text, kFile);
 	ASSERT_TRUE(c.ok()) << c.error().msg;
 	EXPECT_EQ(metrics_listen(**c), "[::1]:9900");
+	EXPECT_TRUE(metrics_public(**c));
 	EXPECT_EQ(source(**c), kFile);
 	ASSERT_EQ((*c)->interfaces.size(), 1u);
 	const Interface &i = (*c)->interfaces[0];
@@ -115,8 +117,8 @@ prog = "fw.bpf.o:xdp_fw"
 	ASSERT_TRUE(i.chain);
 	EXPECT_EQ(i.chain->object, "/etc/xo/fw.bpf.o");	// beside the file
 	EXPECT_EQ(i.chain->program, "xdp_fw");
-	EXPECT_EQ(i.line, 4);
-	EXPECT_EQ(i.chain->line, 48);	// where prog = is, for plan()'s errors
+	EXPECT_EQ(i.line, 5);
+	EXPECT_EQ(i.chain->line, 49);	// where prog = is, for plan()'s errors
 	EXPECT_EQ(i.chain->column, 8);
 }
 
@@ -125,6 +127,7 @@ TEST(Config, DefaultsWhereTheFileIsSilent)
 	auto c = parse("[[interface]]\nname = \"eth1\"\n[interface.vlan]\n", kFile);
 	ASSERT_TRUE(c.ok()) << c.error().msg;
 	EXPECT_EQ(metrics_listen(**c), "127.0.0.1:9796");
+	EXPECT_FALSE(metrics_public(**c));
 	const Interface &i = (*c)->interfaces[0];
 	EXPECT_EQ(i.mode, XdpMode::native);
 	EXPECT_FALSE(i.keep_rx_vlan);
@@ -156,7 +159,7 @@ TEST_P(ConfigErrors, NamesLineColumnAndKey)
 const BadCase kBad[] = {
 	{"toml_syntax", "[[interface]\n", "1:13: TOML: Error while parsing table header: expected ']', saw '\\n'"},
 	{"unknown_top", "[agnet]\n", "1:2: agnet: unknown key (expected agent, interface)"},
-	{"unknown_agent", "[agent]\nmetric = \"x\"\n", "2:1: agent.metric: unknown key (expected metrics)"},
+	{"unknown_agent", "[agent]\nmetric = \"x\"\n", "2:1: agent.metric: unknown key (expected metrics, metrics_public)"},
 	{"metrics_form", "[agent]\nmetrics = \"localhost\"\n",
 	 "2:11: agent.metrics: \"localhost\" is not ADDR:PORT (\"127.0.0.1:9796\", \"[::1]:9796\"; \"\" for none)"},
 	{"metrics_port", "[agent]\nmetrics = \"0.0.0.0:70000\"\n",

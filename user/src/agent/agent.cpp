@@ -348,7 +348,7 @@ Status Agent::serve_metrics()
 		auto pa = parse_listen(spec);
 		if (!pa)
 			return pa.error();
-		if (auto s = check_listen(*pa, opt_.metrics_public); !s)
+		if (auto s = check_listen(*pa, opt_.metrics_public || config::metrics_public(*cfg_)); !s)
 			return s;
 		a = *pa;
 	}

@@ -285,8 +285,16 @@ Result<std::optional<ChainInfo>> detach_chain(const Netdev &dev)
 		xp.release();
 		return errno_error("open prog id " + std::to_string(c.prog_id) + " for libxdp", static_cast<int>(err));
 	}
+	// the dispatcher's own mode: with XDP_MODE_UNSPEC libxdp 1.3 replaces a
+	// dispatcher attached in skb mode through the native slot, which the
+	// kernel refuses ("Active program does not match expected": EBUSY)
+	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	if (xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(dev.ifindex); !libxdp_get_error(mp) && mp) {
+		mode = xdp_multiprog__attach_mode(mp);
+		xdp_multiprog__close(mp);
+	}
 	// gone from the hook already (unloaded by hand): the pin only
-	int err = xdp_program__detach(xp.get(), dev.ifindex, XDP_MODE_UNSPEC, 0);
+	int err = xdp_program__detach(xp.get(), dev.ifindex, mode, 0);
 	if (err && err != -ENOENT && err != -ENODEV)
 		return errno_error("detach " + c.prog_name + " from " + dev.name, err);
 	(void)::unlink(pin.c_str());

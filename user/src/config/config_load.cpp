@@ -468,7 +468,8 @@ Result<ConfigPtr> parse(const std::string &text, const std::string &source)
 		c->source = source;
 		r.only(root, "", {"agent", "interface"});
 		if (const toml::table *a = r.table(root, "", "agent")) {
-			r.only(*a, "agent", {"metrics"});
+			r.only(*a, "agent", {"metrics", "metrics_public"});
+			c->metrics_public = r.boolean(*a, "agent", "metrics_public").value_or(false);
 			if (auto m = r.str(*a, "agent", "metrics")) {
 				if (!valid_listen(*m))
 					r.fail(*a->get("metrics"), "agent.metrics",
@@ -520,6 +521,11 @@ const std::string &source(const Config &c)
 std::string metrics_listen(const Config &c)
 {
 	return c.metrics;
+}
+
+bool metrics_public(const Config &c)
+{
+	return c.metrics_public;
 }
 
 std::vector<std::string> declared_names(const Config &c)

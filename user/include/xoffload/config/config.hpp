@@ -30,6 +30,9 @@ const std::string &source(const Config &c);
 // [agent] metrics = "ADDR:PORT": where the agent serves /metrics; "" for
 // nowhere. Default "127.0.0.1:9796".
 std::string metrics_listen(const Config &c);
+// [agent] metrics_public = true: /metrics may listen on an address that is
+// not loopback (it has no authentication). Default false.
+bool metrics_public(const Config &c);
 // The interface names the file declares (by name; MAC-matched ones appear
 // once a link matches, see match()).
 std::vector<std::string> declared_names(const Config &c);

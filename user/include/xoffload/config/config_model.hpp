@@ -87,6 +87,7 @@ struct Interface {
 struct Config {
 	std::string source;
 	std::string metrics = kDefaultMetrics;
+	bool metrics_public = false;	// [agent] metrics_public: a non-loopback address allowed
 	std::vector<Interface> interfaces;
 };
 
