@@ -166,16 +166,80 @@ protected:
 		return r.ok();
 	}
 
-	void send(const Bytes &f)
+	// Where the packet socket on A sends: out of A's veth to B's MAC.
+	sockaddr_ll to_b() const
 	{
 		sockaddr_ll sll{};
 		sll.sll_family = AF_PACKET;
 		sll.sll_ifindex = tx_ifindex_;
 		sll.sll_halen = 6;
 		std::memcpy(sll.sll_addr, kMacB.data(), 6);
+		return sll;
+	}
+
+	void send(const Bytes &f)
+	{
+		sockaddr_ll sll = to_b();
 		ssize_t n = sendto(tx_.get(), f.data(), f.size(), 0, reinterpret_cast<sockaddr *>(&sll), sizeof(sll));
 		EXPECT_EQ(n, static_cast<ssize_t>(f.size())) << "sendto: " << std::strerror(errno);
 	}
+
+	// Frames streamed from A while the test reconfigures B: @frames in
+	// turn, one every 20 us (2,000,000 at most), and the inner datagrams
+	// counted as they reach @rx on B, until finish().
+	class Stream {
+	public:
+		Stream(const GeneveVeth &t, std::vector<Bytes> frames, int rx)
+			: frames_(std::move(frames)), rx_(rx), tx_(t.tx_.get()), to_(t.to_b())
+		{
+			sender_ = std::thread([this] {
+				for (uint64_t i = 0; !stop_.load() && i < 2000000; i++) {
+					const Bytes &f = frames_[i % frames_.size()];
+					if (sendto(tx_, f.data(), f.size(), 0, reinterpret_cast<const sockaddr *>(&to_),
+						   sizeof(to_)) == static_cast<ssize_t>(f.size()))
+						sent_++;
+					usleep(20);
+				}
+			});
+			reader_ = std::thread([this] {
+				char buf[2048];
+				pollfd p{rx_, POLLIN, 0};
+				while (draining_.load() || poll(&p, 1, 300) > 0) {
+					if (poll(&p, 1, 50) <= 0)
+						continue;
+					while (recv(rx_, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+						datagrams_++;
+				}
+			});
+		}
+		~Stream() { finish(); }
+		Stream(const Stream &) = delete;
+		Stream &operator=(const Stream &) = delete;
+
+		uint64_t sent() const { return sent_.load(); }
+		// Stops sending, waits for the last datagrams (300 ms of quiet on
+		// @rx), and returns how many arrived.
+		uint64_t finish()
+		{
+			if (sender_.joinable()) {
+				stop_ = true;
+				sender_.join();
+				usleep(300000);
+				draining_ = false;
+				reader_.join();
+			}
+			return datagrams_;
+		}
+
+	private:
+		std::vector<Bytes> frames_;
+		int rx_, tx_;
+		sockaddr_ll to_;
+		std::atomic<bool> stop_{false}, draining_{true};
+		std::atomic<uint64_t> sent_{0};
+		uint64_t datagrams_ = 0;
+		std::thread sender_, reader_;
+	};
 
 	// A UDP socket bound to B:kInnerPort inside namespace B.
 	UniqueFd listen_b()
@@ -1056,47 +1120,17 @@ TEST_F(GeneveVeth, ReconfigurationNeverDropsAStreamedVni)
 	std::vector<Bytes> frames;
 	for (unsigned i = 0; i < 256; i++)
 		frames.push_back(encap(100, kEthTeb, inner_frame(i)));
-	std::atomic<bool> stop{false};
-	std::atomic<uint64_t> sent{0};
-	std::thread sender([&] {
-		for (uint64_t i = 0; !stop.load() && i < 2000000; i++) {
-			sockaddr_ll sll{};
-			sll.sll_family = AF_PACKET;
-			sll.sll_ifindex = tx_ifindex_;
-			sll.sll_halen = 6;
-			std::memcpy(sll.sll_addr, kMacB.data(), 6);
-			const Bytes &f = frames[i % frames.size()];
-			if (sendto(tx_.get(), f.data(), f.size(), 0, reinterpret_cast<sockaddr *>(&sll), sizeof(sll)) ==
-			    static_cast<ssize_t>(f.size()))
-				sent++;
-			usleep(20);
-		}
-	});
-	uint64_t datagrams = 0;
-	std::atomic<bool> draining{true};
-	std::thread reader([&] {
-		char buf[2048];
-		pollfd p{rx.get(), POLLIN, 0};
-		while (draining.load() || poll(&p, 1, 300) > 0) {
-			if (poll(&p, 1, 50) <= 0)
-				continue;
-			while (recv(rx.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0)
-				datagrams++;
-		}
-	});
+	Stream stream(*this, std::move(frames), rx.get());
 	unsigned rounds = 0;
 	for (; rounds < 3; rounds++)
 		for (const auto &cmd : seq) {
-			uint64_t before = sent.load();
+			uint64_t before = stream.sent();
 			CmdResult r = tool(cmd);
 			EXPECT_EQ(r.exit_code, 0) << last_ << ": " << r.describe();
-			EXPECT_GT(sent.load(), before) << "frames were streaming through " << last_;
+			EXPECT_GT(stream.sent(), before) << "frames were streaming through " << last_;
 		}
-	stop = true;
-	sender.join();
-	usleep(300000);
-	draining = false;
-	reader.join();
+	const uint64_t datagrams = stream.finish();
+	const uint64_t sent = stream.sent();
 
 	st = tool({"geneve", "stats", ifb}, true);
 	ASSERT_TRUE(st.ok()) << st.describe();
@@ -1105,12 +1139,12 @@ TEST_F(GeneveVeth, ReconfigurationNeverDropsAStreamedVni)
 		EXPECT_EQ(counter(st.out, "", r), 0u) << r << ": " << st.out;
 	EXPECT_EQ(counter(st.out, "", "dropped-rule"), 3u) << "only the VNI 300 frames of the check: " << st.out;
 	uint64_t decapped = counter(st.out, "100", "decapped"), passed = counter(st.out, "100", "passed");
-	EXPECT_EQ(decapped + passed, sent.load()) << "every VNI 100 frame sent was decapped or passed: " << st.out;
+	EXPECT_EQ(decapped + passed, sent) << "every VNI 100 frame sent was decapped or passed: " << st.out;
 	EXPECT_GT(passed, 0u) << "the stream went through the pass state";
-	EXPECT_EQ(counter(st.out, "100", "matched"), sent.load()) << st.out;
+	EXPECT_EQ(counter(st.out, "100", "matched"), sent) << st.out;
 	EXPECT_EQ(datagrams, decapped) << "inner datagrams received on B vs decapped";
 	std::printf("streamed %llu frames through %u rounds of %zu commands: %llu decapped, %llu passed\n",
-		    static_cast<unsigned long long>(sent.load()), rounds, seq.size(),
+		    static_cast<unsigned long long>(sent), rounds, seq.size(),
 		    static_cast<unsigned long long>(decapped), static_cast<unsigned long long>(passed));
 }
 
@@ -1145,55 +1179,25 @@ TEST_F(GeneveVeth, XdpSwapsUnderTrafficLoseNoFrame)
 	std::vector<Bytes> frames;
 	for (unsigned i = 0; i < 256; i++)
 		frames.push_back(encap(100, kEthTeb, inner_frame(i)));
-	std::atomic<bool> stop{false};
-	std::atomic<uint64_t> sent{0};
-	std::thread sender([&] {
-		sockaddr_ll sll{};
-		sll.sll_family = AF_PACKET;
-		sll.sll_ifindex = tx_ifindex_;
-		sll.sll_halen = 6;
-		std::memcpy(sll.sll_addr, kMacB.data(), 6);
-		for (uint64_t i = 0; !stop.load() && i < 2000000; i++) {
-			const Bytes &f = frames[i % frames.size()];
-			if (sendto(tx_.get(), f.data(), f.size(), 0, reinterpret_cast<sockaddr *>(&sll), sizeof(sll)) ==
-			    static_cast<ssize_t>(f.size()))
-				sent++;
-			usleep(20);
-		}
-	});
-	uint64_t datagrams = 0;
-	std::atomic<bool> draining{true};
-	std::thread reader([&] {
-		char buf[2048];
-		pollfd p{rx.get(), POLLIN, 0};
-		while (draining.load() || poll(&p, 1, 300) > 0) {
-			if (poll(&p, 1, 50) <= 0)
-				continue;
-			while (recv(rx.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0)
-				datagrams++;
-		}
-	});
+	Stream stream(*this, std::move(frames), rx.get());
 	unsigned rounds = 0, swaps = 0;
 	for (; rounds < 3; rounds++)
 		for (const auto &cmd : seq) {
-			uint64_t before = sent.load();
+			uint64_t before = stream.sent();
 			CmdResult r = tool(cmd);
 			EXPECT_EQ(r.exit_code, 0) << last_ << ": " << r.describe();
 			swaps += r.ok();
-			EXPECT_GT(sent.load(), before) << "frames were streaming through " << last_;
+			EXPECT_GT(stream.sent(), before) << "frames were streaming through " << last_;
 		}
-	stop = true;
-	sender.join();
-	usleep(300000);
-	draining = false;
-	reader.join();
+	const uint64_t datagrams = stream.finish();
+	const uint64_t sent = stream.sent();
 
 	st = tool({"geneve", "stats", ifb}, true);
 	ASSERT_TRUE(st.ok()) << st.describe();
-	EXPECT_EQ(counter(st.out, "100", "decapped"), sent.load()) << "every frame sent was decapped: " << st.out;
-	EXPECT_EQ(datagrams, sent.load()) << "inner datagrams received on B vs sent";
+	EXPECT_EQ(counter(st.out, "100", "decapped"), sent) << "every frame sent was decapped: " << st.out;
+	EXPECT_EQ(datagrams, sent) << "inner datagrams received on B vs sent";
 	std::printf("streamed %llu frames through %u reconfigurations of the XDP hook: %llu decapped, %llu received\n",
-		    static_cast<unsigned long long>(sent.load()), swaps,
+		    static_cast<unsigned long long>(sent), swaps,
 		    static_cast<unsigned long long>(counter(st.out, "100", "decapped")),
 		    static_cast<unsigned long long>(datagrams));
 }
