@@ -119,6 +119,18 @@ Status on_dev(const std::string &netns, const std::string &ifname, F &&f)
 	return f(*dev);
 }
 
+// What @m says of direction @d: its policy and VID rules, as the file's model.
+Result<VlanDir> read_dir(VlanMaps &m, Dir d)
+{
+	auto p = m.policy(d);
+	if (!p)
+		return p.error();
+	auto rules = m.vid_rules(d);
+	if (!rules)
+		return rules.error();
+	return dir_of(*p, *rules);
+}
+
 // @dev's VLAN maps made to say @v's policies (each direction one switch,
 // and only where it differs).
 Status sync_vlan(const Netdev &dev, const Vlan &v)
@@ -128,13 +140,10 @@ Status sync_vlan(const Netdev &dev, const Vlan &v)
 		return m.error();
 	for (Dir d : {Dir::ingress, Dir::egress}) {
 		const VlanDir &want = d == Dir::ingress ? v.ingress : v.egress;
-		auto p = m->policy(d);
-		if (!p)
-			return p.error();
-		auto rules = m->vid_rules(d);
-		if (!rules)
-			return rules.error();
-		if (dir_of(*p, *rules) == want)
+		auto have = read_dir(*m, d);
+		if (!have)
+			return have.error();
+		if (*have == want)
 			continue;
 		if (auto s = m->replace(d, policy_of(want), want.allow.value_or(std::vector<uint16_t>{}), want.rewrite); !s)
 			return s;
@@ -522,13 +531,10 @@ Result<std::optional<Interface>> running(const std::string &ifname)
 		if (!m)
 			return m.error();
 		for (Dir d : {Dir::ingress, Dir::egress}) {
-			auto p = m->policy(d);
-			if (!p)
-				return p.error();
-			auto rules = m->vid_rules(d);
-			if (!rules)
-				return rules.error();
-			(d == Dir::ingress ? i.vlan->ingress : i.vlan->egress) = dir_of(*p, *rules);
+			auto have = read_dir(*m, d);
+			if (!have)
+				return have.error();
+			(d == Dir::ingress ? i.vlan->ingress : i.vlan->egress) = std::move(*have);
 		}
 	}
 	if (i.geneve) {
