@@ -228,6 +228,8 @@ void Agent::on_link_message(const nlmsghdr *nh)
 	} else if (it->second.mtu != l->second.mtu) {
 		log_line(l->second.name + ": mtu " + std::to_string(it->second.mtu) + " -> " +
 			 std::to_string(l->second.mtu));
+	} else if (it->second.up != l->second.up) {
+		log_line(l->second.name + (l->second.up ? ": up" : ": down"));
 	}
 	links_[l->first] = l->second;
 	debounce_.touch(l->second.name, Clock::now());
