@@ -3,6 +3,7 @@
 // must arrive on B byte for byte as the packet builder predicts, and only
 // because of the program (every test checks the result without it first).
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/socket.h>
@@ -15,6 +16,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
+#include <fstream>
 #include <functional>
 #include <regex>
 #include <set>
@@ -22,6 +25,8 @@
 
 #include "packet_builder.hpp"
 #include "xoffload/abi.h"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/netdev.hpp"
 #include "testbed.hpp"
 
 namespace xoffload::test {
@@ -393,6 +398,124 @@ TEST_F(VlanVeth, XdpNativePop)
 	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter";
 	EXPECT_EQ(counter(b_, "xdp", "dropped-malformed"), 0) << "malformed counter";
 	detach_and_check(b_);
+}
+
+// xdp_rearm() (what the agent does for vmxnet3 after a close) swaps the
+// native program for a stand-in and back: the hook lists the same program
+// id after it, and that program pops as before, its counters going on. A
+// hook without a native program (A's: none) is left alone (false).
+TEST_F(VlanVeth, RearmPutsTheSameProgramBack)
+{
+	XO_SKIP_WITHOUT_NATIVE_XDP(b_.ns, b_.ifname);
+	const unsigned n = 3;
+	ASSERT_TRUE(tool_ok(b_.ns, {"attach", b_.ifname, "vlan", "--hook", "xdp", "--mode", "native", "--no-tag-kfunc"}));
+	ASSERT_TRUE(tool_ok(b_.ns, {"vlan", "pop", b_.ifname}));
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "pop before the re-arm");
+	auto hook_id = [](const Endpoint &e) -> uint32_t {
+		InNetns in(e.ns);
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		return in.ok() && bpf_xdp_query(static_cast<int>(if_nametoindex(e.ifname.c_str())), 0, &q) == 0
+			       ? q.drv_prog_id
+			       : 0;
+	};
+	const uint32_t before = hook_id(b_);
+	ASSERT_NE(before, 0u) << "no native program on " << b_.ifname;
+	for (const Endpoint *e : {&b_, &a_}) {
+		InNetns in(e->ns);
+		ASSERT_TRUE(in.ok());
+		auto dev = netdev_lookup(e->ifname);
+		ASSERT_TRUE(dev) << dev.error().msg;
+		auto r = xdp_rearm(*dev);
+		ASSERT_TRUE(r) << r.error().msg;
+		EXPECT_EQ(*r, e == &b_) << e->ifname << ": re-armed only where a native program runs";
+	}
+	EXPECT_EQ(hook_id(b_), before) << "the same program is back on the hook";
+	EXPECT_EQ(hook_id(a_), 0u) << "nothing was put on A's hook";
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "pop after the re-arm");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), 2 * n) << "the same maps count on";
+	detach_and_check(b_);
+}
+
+// The agent follows a NIC renamed by its permanent MAC (xoffload.toml's
+// mac = key, no name): B declared by MAC only gets pop at start; renamed
+// (down, new name, up), the same policy runs under the new name within 1 s,
+// tagged frames from A arrive untagged, and the pop counter goes on from
+// where it was (the pins moved with the name, nothing was attached anew). A
+// veth has no permanent MAC: skipped there (tests/tools/check-agent renames
+// one by name). Runs on the emulated NICs (tools/vm-test --suites nics).
+TEST_F(VlanVeth, AgentFollowsARenamedNicByPermanentMac)
+{
+	CmdResult e = run_cmd({"ip", "netns", "exec", b_.ns, "ethtool", "-P", b_.ifname}, kCmdTimeout);
+	ASSERT_EQ(e.exit_code, 0) << "ethtool -P " << b_.ifname << ": " << e.describe();
+	// ethtool 6.1: "Permanent address: not set" on a veth; older ones print zeros
+	std::smatch m;
+	const std::regex perm_re("Permanent address: ([0-9a-f:]{17})");
+	if (!std::regex_search(e.out, m, perm_re) || m[1] == "00:00:00:00:00:00")
+		GTEST_SKIP() << b_.ifname << " has no permanent MAC (" << e.out.substr(0, e.out.find('\n'))
+			     << "; a veth): check-agent covers a rename by name";
+	const std::string perm = m[1];
+	const bool native = no_native_xdp(b_.ns, b_.ifname).empty();
+	const std::string conf = tmp_ + "/xoffload.toml";
+	std::ofstream(conf) << "[[interface]]\nmac = \"" << perm << "\"\nnetns = \"" << b_.ns << "\"\nmode = \""
+			    << (native ? "native" : "skb")
+			    << "\"\n[interface.vlan]\nhooks = [\"xdp\"]\n[interface.vlan.ingress]\naction = \"pop\"\n";
+	// the renamed NIC goes back to its name whatever happens below: the
+	// testbed gives NICs back by name
+	const std::string renamed = "xorn" + std::to_string(::getpid() % 100000);
+	struct RenameBack {
+		const Endpoint &b;
+		std::string to;
+		bool armed = false;
+		~RenameBack()
+		{
+			if (!armed)
+				return;
+			(void)run_cmd({"ip", "-n", b.ns, "link", "set", to, "down"}, 10);
+			(void)run_cmd({"ip", "-n", b.ns, "link", "set", to, "name", b.ifname}, 10);
+			(void)run_cmd({"ip", "-n", b.ns, "link", "set", b.ifname, "up"}, 10);
+		}
+	} back{b_, renamed};
+
+	auto popping = [&](const std::string &ifname) {
+		CmdResult r = tool(b_.ns, {"vlan", "show", ifname}, true);
+		return r.ok() && r.out.find("\"action\":\"pop\"") != std::string::npos;
+	};
+	BackgroundCmd agent({tool_, "-n", b_.ns, "agent", "-f", conf, "--keep-undeclared", "--metrics", ""});
+	ASSERT_TRUE(agent.started());
+	bool up = false;
+	for (int i = 0; i < 400 && !(up = popping(b_.ifname)); i++)	// 20 s, the first apply loads programs
+		usleep(50000);
+	ASSERT_TRUE(up) << "the agent did not apply pop to " << b_.ifname << " (permanent MAC " << perm << ")";
+	const unsigned n = 3;
+	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "pop by MAC, before the rename");
+	EXPECT_EQ(counter(b_, "xdp", "popped"), n) << "popped counter before the rename";
+
+	for (const std::vector<std::string> &c : {std::vector<std::string>{"ip", "-n", b_.ns, "link", "set", b_.ifname, "down"},
+						  {"ip", "-n", b_.ns, "link", "set", b_.ifname, "name", renamed},
+						  {"ip", "-n", b_.ns, "link", "set", renamed, "up"}}) {
+		CmdResult r = run_cmd(c, kCmdTimeout);
+		ASSERT_EQ(r.exit_code, 0) << join_cmd(c) << ": " << r.describe();
+		back.armed = true;
+	}
+	const auto t0 = std::chrono::steady_clock::now();
+	bool follows = false;
+	for (int i = 0; i < 200 && !(follows = popping(renamed)); i++)	// 10 s at most; asserted below: 1 s
+		usleep(20000);
+	const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+	ASSERT_TRUE(follows) << "pop never showed under the new name " << renamed;
+	EXPECT_LE(ms, 1000) << "the policy followed the rename after " << ms << " ms";
+	std::printf("policy under the new name %s after %lld ms\n", renamed.c_str(), static_cast<long long>(ms));
+	const Endpoint nb{b_.ns, renamed};
+	expect_frames(exchange(a_, nb, {kQ100}, n, n), n, [](unsigned i) { return frame({}, i); },
+		      "pop by MAC, after the rename");
+	EXPECT_EQ(counter(nb, "xdp", "popped"), 2 * n) << "popped counter after the rename: the same maps go on";
+	EXPECT_EQ(counter(nb, "xdp", "dropped-malformed"), 0) << "malformed counter";
+
+	ASSERT_TRUE(agent.signal(SIGTERM));
+	CmdResult ar = agent.wait(10);
+	EXPECT_EQ(ar.exit_code, 0) << "agent on SIGTERM: " << ar.describe();
+	EXPECT_EQ(ar.err.find("not in the file"), std::string::npos) << ar.err;
+	tool_ok(b_.ns, {"detach", "--purge", renamed});
 }
 
 // A jumbo MTU makes veth hand XDP frames in several buffers: attach picks

@@ -383,3 +383,26 @@ TEST(GeneveDecapDefault, PerDriverFromTheFacts)
 	f.rx_csum_mark.value = false;
 	EXPECT_FALSE(decap_cpumap_default(f));
 }
+
+// Only vmxnet3 (6.6+) forgets its native XDP program at a close, with the
+// kernel function that does it; every other modelled driver keeps it, an
+// unmodelled one is taken to.
+TEST(NicXdpAcrossClose, OnlyVmxnet3ForgetsItsProgram)
+{
+	for (KernelVersion k : {K612, K72}) {
+		const NicFacts v = nic_facts(DevKind::vmxnet3, k);
+		EXPECT_TRUE(v.xdp_lost_on_close.value) << kernel_version_name(k);
+		EXPECT_TRUE(has(v.xdp_lost_on_close.source, "vmxnet3_rq_cleanup_all()")) << v.xdp_lost_on_close.source;
+	}
+	const NicFacts old = nic_facts(DevKind::vmxnet3, K61);
+	EXPECT_FALSE(old.xdp_lost_on_close.value);
+	EXPECT_EQ(old.xdp_lost_on_close.source, old.native_xdp.source) << "6.1: no native XDP on vmxnet3";
+	for (DevKind d : {DevKind::igb, DevKind::i40e, DevKind::mlx4_en, DevKind::mlx5_core, DevKind::ice,
+			  DevKind::igc, DevKind::virtio_net, DevKind::veth, DevKind::stmmac, DevKind::unknown})
+		for (KernelVersion k : {K61, K612, K72}) {
+			const NicFacts f = nic_facts(d, k);
+			EXPECT_FALSE(f.xdp_lost_on_close.value) << dev_kind_name(d) << " " << kernel_version_name(k);
+			EXPECT_FALSE(f.xdp_lost_on_close.source.empty()) << dev_kind_name(d);
+		}
+	EXPECT_TRUE(has(nic_facts(DevKind::unknown, K612).xdp_lost_on_close.source, "not modelled"));
+}

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <mutex>
 
 #include "../core/nl.hpp"
@@ -25,6 +26,9 @@
 #include "xoffload/config/config.hpp"
 #include "xoffload/core/fd.hpp"
 #include "xoffload/core/pins.hpp"
+#include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/netdev.hpp"
+#include "xoffload/features/features.hpp"
 
 namespace xoffload::agent {
 
@@ -132,6 +136,7 @@ private:
 	void update_managed();
 	Status serve_metrics();
 	void record(bool ok);
+	void rearm_if_forgotten(const std::string &ifname);
 	// config::match() takes the permanent MAC alone: a link without one
 	// (veth, dummy) is matched by name, at events as at a whole-file plan
 	std::string match_key(const Link &l) const { return l.perm_mac; }
@@ -140,6 +145,9 @@ private:
 	config::ConfigPtr cfg_;
 	std::map<int, Link> links_;
 	Debouncer debounce_;
+	// links that came up or changed MTU since their last re-plan: a driver
+	// that forgets its XDP program on a close gets it back at that re-plan
+	std::set<std::string> reopened_;
 	std::unique_ptr<nl::Socket> events_;
 	UniqueFd sigfd_;
 	std::string metrics_spec_;	// what the server listens on, "" none
@@ -207,6 +215,7 @@ void Agent::on_link_message(const nlmsghdr *nh)
 		if (it != links_.end()) {
 			log_line(it->second.name + ": deleted");
 			debounce_.forget(it->second.name);
+			reopened_.erase(it->second.name);
 			links_.erase(it);
 			update_managed();
 		}
@@ -231,6 +240,8 @@ void Agent::on_link_message(const nlmsghdr *nh)
 	} else if (it->second.up != l->second.up) {
 		log_line(l->second.name + (l->second.up ? ": up" : ": down"));
 	}
+	if (it != links_.end() && ((!it->second.up && l->second.up) || it->second.mtu != l->second.mtu))
+		reopened_.insert(l->second.name);
 	links_[l->first] = l->second;
 	debounce_.touch(l->second.name, Clock::now());
 	update_managed();
@@ -325,6 +336,7 @@ void Agent::reconcile(const std::string &ifname)
 		return;
 	}
 	if (p->empty()) {
+		rearm_if_forgotten(ifname);
 		record(true);
 		return;
 	}
@@ -337,7 +349,34 @@ void Agent::reconcile(const std::string &ifname)
 	}
 	if (!st)
 		log_line(ifname + ": apply: " + st.error().msg);
+	else
+		rearm_if_forgotten(ifname);
 	record(st.ok());
+}
+
+// vmxnet3 (6.6+) drops its XDP program from the datapath at every close
+// (down, MTU change) while the hook still lists it, so a plan finds
+// nothing to do while frames pass unprocessed: the program is handed to
+// the driver again (xdp_rearm()) once the link is back.
+void Agent::rearm_if_forgotten(const std::string &ifname)
+{
+	if (!reopened_.erase(ifname))
+		return;
+	auto drv = features::live_driver(ifname);
+	if (!drv)
+		return;
+	const features::NicFacts f = features::nic_facts_running(*drv);
+	if (!f.xdp_lost_on_close.value)
+		return;
+	auto dev = netdev_lookup(ifname);
+	if (!dev)
+		return;
+	auto r = xdp_rearm(*dev);
+	if (!r)
+		log_line(ifname + ": " + r.error().msg);
+	else if (*r)
+		log_line(ifname + ": XDP program handed to " + *drv + " again (it forgets it at a close: " +
+			 f.xdp_lost_on_close.source.substr(0, f.xdp_lost_on_close.source.find(':')) + ")");
 }
 
 Status Agent::serve_metrics()

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "xoffload/core/fd.hpp"
 #include "xoffload/core/kernel.hpp"
 #include "xoffload/core/owned.hpp"
 #include "xoffload/core/notice.hpp"
@@ -173,6 +174,53 @@ LibxdpAttach libxdp_attach(xdp_program *xp, const bpf_program *bp, int ifindex, 
 	else if (r.via_dispatcher && r.refused_for_frags && frags)
 		r.dispatcher_refused = "libxdp's dispatcher is not frags-capable here";
 	return r;
+}
+
+Result<bool> xdp_rearm(const Netdev &dev)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	if (int err = bpf_xdp_query(dev.ifindex, 0, &q))
+		return errno_error("query the XDP hook of " + dev.name, -err);
+	if (!q.drv_prog_id)
+		return false;
+	UniqueFd prog(bpf_prog_get_fd_by_id(q.drv_prog_id));
+	if (!prog.valid())
+		return errno_error("open prog id " + std::to_string(q.drv_prog_id) + " on " + dev.name, errno);
+	// r0 = XDP_PASS; exit. Frags-aware where the kernel knows the flag: a
+	// program taking frames of several buffers must not be swapped for one
+	// the driver would refuse at this MTU.
+	const bpf_insn pass[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	UniqueFd stand_in;
+	for (bool frags : {false, true}) {
+		if (frags && !kernel_has_xdp_frags())
+			break;
+		LIBBPF_OPTS(bpf_prog_load_opts, lo, .prog_flags = frags ? BPF_F_XDP_HAS_FRAGS : 0u);
+		UniqueFd fd(bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_rearm", "GPL", pass, 2, &lo));
+		if (!fd.valid())
+			return errno_error("load the stand-in XDP program", errno);
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = prog.get());
+		int err = bpf_xdp_attach(dev.ifindex, fd.get(), XDP_FLAGS_REPLACE | XDP_FLAGS_DRV_MODE, &o);
+		if (!err) {
+			stand_in = std::move(fd);
+			break;
+		}
+		if (frags || !refused_for_frags(XdpMode::native, err))
+			return errno_error("swap the XDP program of " + dev.name + " (prog id " +
+						   std::to_string(q.drv_prog_id) + ") for a stand-in",
+					   -err);
+	}
+	if (!stand_in.valid())
+		return runtime_error("swap the XDP program of " + dev.name + ": the driver refused a stand-in", EINVAL);
+	LIBBPF_OPTS(bpf_xdp_attach_opts, back, .old_prog_fd = stand_in.get());
+	int err = bpf_xdp_attach(dev.ifindex, prog.get(), XDP_FLAGS_REPLACE | XDP_FLAGS_DRV_MODE, &back);
+	if (err)	// the stand-in passes every frame: say so, loudly
+		return errno_error("put prog id " + std::to_string(q.drv_prog_id) + " back on " + dev.name +
+					   " (a pass-everything stand-in holds its XDP hook now; attach again)",
+				   -err);
+	return true;
 }
 
 int xdp_attach_single(int ifindex, int prog_fd, XdpMode mode)

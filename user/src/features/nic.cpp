@@ -490,6 +490,21 @@ NicFacts nic_facts(DevKind driver, unsigned major, unsigned minor)
 		break;
 	}
 	}
+	// XDP across a close: vmxnet3 alone forgets its program
+	if (driver == DevKind::vmxnet3 && r.at(6, 6))
+		f.xdp_lost_on_close = fact(true, "drivers/net/vmxnet3/vmxnet3_drv.c vmxnet3_rq_cleanup_all(): "
+						 "adapter->xdp_bpf_prog = NULL at every vmxnet3_quiesce_dev() "
+						 "(ndo_stop, change_mtu, ring and queue changes, reset) while "
+						 "dev->xdp_state keeps it, so ip link still lists it (seen on Debian's "
+						 "6.12; the same code in 7.2)");
+	else if (!f.modelled)
+		f.xdp_lost_on_close = fact(false, std::string(dev_kind_name(driver)) +
+							  ": driver not modelled; taken to keep its program across a close");
+	else if (!f.native_xdp.value)
+		f.xdp_lost_on_close = fact(false, f.native_xdp.source);
+	else
+		f.xdp_lost_on_close = fact(false, "no close path of the driver clears its copy of the program; "
+						  "ndo_open hands it to the rings again (6.12 and 7.2 sources)");
 	// a NIC: the device's hash (RSS) or a flow rule picks the RX queue
 	if (f.rxq_from_peer.source.empty() && !f.rss_table.source.empty())
 		f.rxq_from_peer = fact(false, f.rss_table.source + "; the device's RSS hash or a flow rule picks the "

@@ -124,6 +124,16 @@ Result<std::vector<AttachInfo>> detach(const Netdev &dev, std::optional<Feature>
 Error not_attached(const Netdev &dev, std::optional<Feature> f, std::optional<Hook> h);
 Result<IfStatus> status(const Netdev &dev);
 
+// Hands the program on @dev's native XDP hook (ours, libxdp's dispatcher,
+// anyone's) to its driver again, for a driver that forgets it on a close
+// while the hook still lists it (NicFacts::xdp_lost_on_close: vmxnet3).
+// The kernel calls no driver when a program replaces itself, so it swaps
+// the program for one that passes every frame and back, both with
+// XDP_FLAGS_REPLACE: the hook lists the same program (the same id)
+// afterwards. false when the hook holds no native-mode program (nothing to
+// do). Frames in between pass untouched, as they did since the close.
+Result<bool> xdp_rearm(const Netdev &dev);
+
 // A user's XDP program to run after our XDP stages.
 struct ChainRequest {
 	std::string object;	// a BPF object file

@@ -355,6 +355,12 @@ struct NicFacts {
 	// built after XDP_PASS keeps that mark: after an XDP decap the stack
 	// takes it for the inner checksum. true for an unmodelled driver.
 	Fact<bool> rx_csum_mark;
+	// A close of the device (link down, an MTU change, a ring or queue
+	// change, a reset) drops its native XDP program from the datapath while
+	// the hook still lists it: frames pass unprocessed until the program is
+	// handed to the driver again (xdp_rearm(); the agent does it when the
+	// link comes back).
+	Fact<bool> xdp_lost_on_close;
 };
 
 // The facts of @driver under Linux @major.@minor. Never fails: an unknown
