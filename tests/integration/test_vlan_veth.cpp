@@ -27,6 +27,7 @@
 #include "xoffload/abi.h"
 #include "xoffload/bpf/loader.hpp"
 #include "xoffload/core/netdev.hpp"
+#include "xoffload/features/features.hpp"
 #include "testbed.hpp"
 
 namespace xoffload::test {
@@ -480,7 +481,9 @@ TEST_F(VlanVeth, AgentFollowsARenamedNicByPermanentMac)
 		CmdResult r = tool(b_.ns, {"vlan", "show", ifname}, true);
 		return r.ok() && r.out.find("\"action\":\"pop\"") != std::string::npos;
 	};
-	BackgroundCmd agent({tool_, "-n", b_.ns, "agent", "-f", conf, "--keep-undeclared", "--metrics", ""});
+	// the agent's log (stderr) on stdout, where wait_for_output looks
+	BackgroundCmd agent({"sh", "-c", "exec \"$0\" \"$@\" 2>&1", tool_, "-n", b_.ns, "agent", "-f", conf,
+			     "--keep-undeclared", "--metrics", ""});
 	ASSERT_TRUE(agent.started());
 	bool up = false;
 	for (int i = 0; i < 400 && !(up = popping(b_.ifname)); i++)	// 20 s, the first apply loads programs
@@ -503,8 +506,29 @@ TEST_F(VlanVeth, AgentFollowsARenamedNicByPermanentMac)
 		usleep(20000);
 	const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
 	ASSERT_TRUE(follows) << "pop never showed under the new name " << renamed;
-	EXPECT_LE(ms, 1000) << "the policy followed the rename after " << ms << " ms";
+	// 1 s on a machine; under emulation (tools/vm-test's TCG guests, where
+	// XO_TIMEOUT_SCALE says how much slower everything runs) stretched
+	// alike: what took 125-290 ms there on an idle host took 1,096 on a
+	// loaded one
+	const char *sc = std::getenv("XO_TIMEOUT_SCALE");
+	const double scale = sc && std::atof(sc) >= 1.0 ? std::atof(sc) : 1.0;
+	EXPECT_LE(ms, 1000 * scale) << "the policy followed the rename after " << ms << " ms";
 	std::printf("policy under the new name %s after %lld ms\n", renamed.c_str(), static_cast<long long>(ms));
+	// a driver that forgets its program at a close (vmxnet3) has it handed
+	// back by the agent after the re-plan, which resets the device: frames
+	// go once that is done and the link has its carrier again
+	const std::string drv = nic_driver(b_.ns, renamed);
+	if (features::nic_facts_running(drv).xdp_lost_on_close.value)
+		EXPECT_TRUE(agent.wait_for_output(renamed + ": XDP program handed to " + drv + " again", 20))
+			<< "the agent did not re-arm " << drv << "'s program after the link came back";
+	bool carrier = false;
+	for (int i = 0; i < 500 && !carrier; i++) {	// 10 s
+		CmdResult l = run_cmd({"ip", "-n", b_.ns, "link", "show", renamed}, kCmdTimeout);
+		carrier = l.out.find("LOWER_UP") != std::string::npos;
+		if (!carrier)
+			usleep(20000);
+	}
+	EXPECT_TRUE(carrier) << renamed << " has no carrier 10 s after coming up";
 	const Endpoint nb{b_.ns, renamed};
 	expect_frames(exchange(a_, nb, {kQ100}, n, n), n, [](unsigned i) { return frame({}, i); },
 		      "pop by MAC, after the rename");
@@ -514,7 +538,7 @@ TEST_F(VlanVeth, AgentFollowsARenamedNicByPermanentMac)
 	ASSERT_TRUE(agent.signal(SIGTERM));
 	CmdResult ar = agent.wait(10);
 	EXPECT_EQ(ar.exit_code, 0) << "agent on SIGTERM: " << ar.describe();
-	EXPECT_EQ(ar.err.find("not in the file"), std::string::npos) << ar.err;
+	EXPECT_EQ(ar.out.find("not in the file"), std::string::npos) << ar.out;
 	tool_ok(b_.ns, {"detach", "--purge", renamed});
 }
 

@@ -248,7 +248,7 @@ std::vector<RxLine> rx_lines(const features::NicFacts &f)
 			l.text = "not modelled";
 		v.push_back(l);
 	}
-	bm("xdp_lost_on_close", "native XDP program forgotten at link down", f.xdp_lost_on_close);
+	bm("xdp_lost_on_close", "XDP program lost at link down", f.xdp_lost_on_close);
 	bm("rx_csum_mark", "outer UDP checksum marked verified", f.rx_csum_mark,
 	   features::decap_cpumap_default(f) ? " (Geneve decap goes through the CPUMAP by default)"
 					     : " (Geneve decap passes by default)");
