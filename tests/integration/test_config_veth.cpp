@@ -64,6 +64,18 @@ protected:
 		       "[[interface.geneve.rule]]\nvni = 100\naction = \"decap\"\n";
 	}
 
+	// Every pin under /sys/fs/bpf/xoffload (path and inode) and every XDP
+	// and TC attachment in A's namespace (bpftool net: program ids): what
+	// a --dry-run must leave as it found. (Not every program loaded on the
+	// machine: other tests and tools load their own meanwhile.)
+	std::string pins_and_progs()
+	{
+		CmdResult pins = run_cmd({"find", "/sys/fs/bpf/xoffload", "-printf", "%p %i\n"}, kCmdTimeout);
+		CmdResult net = run_cmd({"ip", "netns", "exec", tb_->ns_a(), "bpftool", "net", "show"}, kCmdTimeout);
+		EXPECT_TRUE(net.ok()) << net.describe();
+		return pins.out + net.out;
+	}
+
 	// What the CLI's own readers say of the A side.
 	std::string state()
 	{
@@ -108,9 +120,11 @@ TEST_F(ConfigVeth, ApplyIsIdempotentAndShowAppliesAsANoOp)
 	ASSERT_TRUE(st.ok()) << st.describe();
 	ASSERT_EQ(st.out.find("vlan"), std::string::npos) << st.out;
 
+	const std::string before = pins_and_progs();
 	CmdResult dry = tool({"apply", "-f", f, "--dry-run", "--keep-undeclared"});
 	ASSERT_TRUE(dry.ok()) << dry.describe();
 	EXPECT_NE(dry.out.find("attach vlan at xdp (skb)"), std::string::npos) << dry.out;
+	EXPECT_EQ(pins_and_progs(), before) << "--dry-run changed pins or programs";
 	st = tool({"status", tb_->if_a()}, tb_->ns_a());
 	EXPECT_EQ(st.out.find("vlan"), std::string::npos) << "--dry-run attached:\n" << st.out;
 
@@ -147,11 +161,13 @@ TEST_F(ConfigVeth, ApplyIsIdempotentAndShowAppliesAsANoOp)
 
 	// a change is planned as that change alone, and --dry-run leaves it
 	const std::string g = write("b.toml", file_text("action = \"pop\"\ndepth = 2\nallow = [10, 20]\n"));
+	const std::string applied = pins_and_progs();
 	dry = tool({"apply", "-f", g, "--dry-run", "--keep-undeclared"});
 	ASSERT_TRUE(dry.ok()) << dry.describe();
 	EXPECT_EQ(dry.out, "plan for " + g + " (1 step; --dry-run: nothing changed):\n  " + label +
 				   "vlan ingress policy: pop 1, allow 10,20 -> pop 2, allow 10,20\n");
 	EXPECT_EQ(state(), s1);
+	EXPECT_EQ(pins_and_progs(), applied) << "--dry-run changed pins or programs";
 	dry = tool({"--json", "apply", "-f", g, "--dry-run", "--keep-undeclared"});
 	ASSERT_TRUE(dry.ok()) << dry.describe();
 	EXPECT_EQ(dry.out, "{\"file\":\"" + g + "\",\"dry_run\":true,\"changed\":false,\"steps\":[{\"interface\":\"" +
