@@ -324,12 +324,14 @@ TEST(VlanFilterAdvice, PerDriver)
 		rx_vlan_apply_facts(f, features::nic_facts(dev_kind_from_name(c.driver).value_or(DevKind::unknown),
 							   KernelVersion::v6_12));
 		std::string line = vlan_filter_advice(f, "eth0");
-		if (!*c.expect)
+		if (!*c.expect) {
 			EXPECT_EQ(line, "") << c.name;
-		else
+		} else {
 			EXPECT_NE(line.find(c.expect), std::string::npos) << c.name << ": " << line;
-		if (c.never)
+		}
+		if (c.never) {
 			EXPECT_EQ(line.find(c.never), std::string::npos) << c.name << ": " << line;
+		}
 	}
 }
 
