@@ -162,10 +162,10 @@ CLI::Option *add_common(CLI::App *c, XskOpts &o)
 		->expected(0, 1)->default_str("64")->type_name("[BUDGET]");
 	c->add_option("--napi-defer-hard-irqs", o.napi_defer_hard_irqs,
 		      "With --busy-poll: write N to /sys/class/net/IF/napi_defer_hard_irqs for the run (put back after)")
-		->check(whole_number(0, INT32_MAX));
+		->check(whole_number(0, INT32_MAX))->type_name("N");
 	c->add_option("--gro-flush-timeout", o.gro_flush_timeout,
 		      "With --busy-poll: write NS to /sys/class/net/IF/gro_flush_timeout for the run (put back after)")
-		->check(whole_number(0, UINT32_MAX));
+		->check(whole_number(0, UINT32_MAX))->type_name("NS");
 	c->add_option("--cpus", o.cpus,
 		      "Worker threads, one per CPU given and pinned to it (1, 0,1, 0-3, all); default: one per queue");
 	return interval;
