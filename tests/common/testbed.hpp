@@ -41,6 +41,8 @@ public:
 	BackgroundCmd &operator=(const BackgroundCmd &) = delete;
 
 	bool started() const { return pid_ > 0; }
+	// Its process id (it leads its own process group); -1 when not started.
+	int pid() const { return pid_; }
 	// Waits up to timeout_s for it to exit, then kills it.
 	CmdResult wait(double timeout_s);
 	// Waits up to timeout_s for its stdout to contain needle (a line that

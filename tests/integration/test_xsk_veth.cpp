@@ -5,12 +5,15 @@
 // accounting over 1M frames with small rings (in-process, library API).
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <thread>
@@ -429,6 +432,117 @@ TEST_F(XskVeth, SigintLeavesNothingBehind)
 	EXPECT_TRUE(again.ok()) << again.describe();
 }
 
+// The value of one sysfs file of @ifname in @ns (ip netns exec mounts that
+// namespace's sysfs); "" when it cannot be read.
+std::string netns_sysfs(const std::string &ns, const std::string &ifname, const std::string &file)
+{
+	CmdResult r = run_cmd({"ip", "netns", "exec", ns, "cat", "/sys/class/net/" + ifname + "/" + file}, 10);
+	return r.ok() ? r.out.substr(0, r.out.find('\n')) : "";
+}
+
+// SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET of every AF_XDP
+// socket process @pid holds (copies of its fds by pidfd_getfd, 5.6+).
+struct BusyPollOpts {
+	int prefer = -1, usecs = -1, budget = -1;
+	int budget_errno = 0;	// the kernel may not report SO_BUSY_POLL_BUDGET (ENOPROTOOPT)
+};
+std::vector<BusyPollOpts> xsk_busy_poll_opts(int pid)
+{
+	std::vector<BusyPollOpts> v;
+	const int pfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+	if (pfd < 0)
+		return v;
+	const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+	for (const auto &e : std::filesystem::directory_iterator(dir)) {
+		std::error_code ec;
+		if (std::filesystem::read_symlink(e.path(), ec).string().rfind("socket:", 0) != 0)
+			continue;
+		const int fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pfd, std::stoi(e.path().filename()), 0));
+		if (fd < 0)
+			continue;
+		int dom = 0;
+		socklen_t len = sizeof(dom);
+		if (!::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) && dom == 44 /* AF_XDP */) {
+			BusyPollOpts o;
+			len = sizeof(int);
+			(void)::getsockopt(fd, SOL_SOCKET, 69 /* SO_PREFER_BUSY_POLL */, &o.prefer, &len);
+			len = sizeof(int);
+			(void)::getsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &o.usecs, &len);
+			len = sizeof(int);
+			if (::getsockopt(fd, SOL_SOCKET, 70 /* SO_BUSY_POLL_BUDGET */, &o.budget, &len))
+				o.budget_errno = errno;
+			v.push_back(o);
+		}
+		::close(fd);
+	}
+	::close(pfd);
+	return v;
+}
+
+// recv --busy-poll: the three options are on its socket (read back from
+// the running process), the device's NAPI deferral is what
+// --napi-defer-hard-irqs / --gro-flush-timeout said while it runs and what
+// it was once recv ends by SIGINT; send --busy-poll delivers every frame;
+// a bad budget and the sysfs options without --busy-poll are usage errors.
+TEST_F(XskVeth, BusyPollSetsSocketOptionsAndRestoresNapiDeferral)
+{
+	const std::string ns = tb_->ns_b(), dev = tb_->if_b();
+	const std::string defer0 = netns_sysfs(ns, dev, "napi_defer_hard_irqs");
+	const std::string gro0 = netns_sysfs(ns, dev, "gro_flush_timeout");
+	if (defer0.empty() || gro0.empty())
+		GTEST_SKIP() << "no napi_defer_hard_irqs / gro_flush_timeout in sysfs (kernel before 5.x?)";
+	ASSERT_NE(defer0, "7") << "the value the test sets must differ from the one found";
+
+	BackgroundCmd rx({tool_, "--json", "-n", ns, "recv", dev, "--busy-poll", "32", "--napi-defer-hard-irqs", "7",
+			  "--gro-flush-timeout", "200000", "--duration", "30", "--interval", "0"});
+	ASSERT_TRUE(rx.wait_for_output("\"type\":\"start\"", 15)) << "recv never started: " << rx.wait(5).describe();
+	ASSERT_TRUE(rx.wait_for_output("\"busy_poll\":{\"budget\":32,", 1)) << "no busy_poll object in the start line";
+	EXPECT_EQ(netns_sysfs(ns, dev, "napi_defer_hard_irqs"), "7");
+	EXPECT_EQ(netns_sysfs(ns, dev, "gro_flush_timeout"), "200000");
+	const auto opts = xsk_busy_poll_opts(rx.pid());
+	ASSERT_FALSE(opts.empty()) << "found no AF_XDP socket in recv (pid " << rx.pid() << ")";
+	for (const auto &o : opts) {
+		EXPECT_EQ(o.prefer, 1) << "SO_PREFER_BUSY_POLL";
+		EXPECT_EQ(o.usecs, 20) << "SO_BUSY_POLL";
+		if (o.budget_errno == ENOPROTOOPT)	// set-only here: what setsockopt took is all there is
+			RecordProperty("so_busy_poll_budget", "not readable (ENOPROTOOPT)");
+		else
+			EXPECT_EQ(o.budget, 32) << "SO_BUSY_POLL_BUDGET (getsockopt errno " << o.budget_errno << ")";
+	}
+	// paced: with the deferral on and no busy poller owning veth's NAPI (napi
+	// id 0 on kernels that take it at bind), the NAPI runs on its timer and
+	// an unpaced burst overflows veth's ring (tx_dropped, exit 1)
+	CmdResult s = run_cmd(tool(tb_->ns_a(), send_args({"--count", "1000", "--rate", "10000", "--busy-poll"})), kTimeout);
+	EXPECT_TRUE(s.ok()) << s.describe();
+	EXPECT_EQ(json_u64(last_line(s.out), "completed"), 1000u) << s.out;
+	ASSERT_TRUE(rx.signal(SIGINT));
+	CmdResult r = rx.wait(kTimeout);
+	EXPECT_EQ(r.exit_code, 0) << r.describe();
+	const std::string sum = last_line(r.out);
+	EXPECT_NE(sum.find("\"busy_poll_napi_ids\":["), std::string::npos) << sum;
+	// every frame sent arrived or was dropped by a counted reason
+	const std::string drops = sum.substr(std::min(sum.find("\"drops\":{"), sum.size()));
+	EXPECT_EQ(json_u64(sum, "packets").value_or(0) + json_u64(drops, "rx_dropped").value_or(0) +
+			  json_u64(drops, "rx_ring_full").value_or(0),
+		  1000u)
+		<< sum;
+	EXPECT_EQ(netns_sysfs(ns, dev, "napi_defer_hard_irqs"), defer0) << "not restored after SIGINT";
+	EXPECT_EQ(netns_sysfs(ns, dev, "gro_flush_timeout"), gro0) << "not restored after SIGINT";
+
+	const std::vector<std::vector<std::string>> bad = {
+		{"recv", dev, "--busy-poll", "x"},
+		{"recv", dev, "--busy-poll", "0"},
+		{"recv", dev, "--napi-defer-hard-irqs", "2"},
+		{"recv", dev, "--gro-flush-timeout", "200000"},
+	};
+	for (const auto &args : bad) {
+		CmdResult b = run_cmd(tool(ns, args), kTimeout);
+		EXPECT_EQ(b.exit_code, 2) << join_cmd(args) << ": " << b.describe();
+		EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << join_cmd(args) << ": " << b.err;
+	}
+	EXPECT_EQ(netns_sysfs(ns, dev, "napi_defer_hard_irqs"), defer0);
+}
+
 // A second send on a queue already in use fails clearly (exit 1); the first
 // goes on until Ctrl-C and exits 0.
 TEST_F(XskVeth, SecondSendOnSameQueueIsRefused)
@@ -622,10 +736,25 @@ TEST_F(XskVeth, UsageErrors)
 
 // 1M frames through small rings (64 entries, 128 frames per socket) with
 // the receiver deliberately slow: TX ring full, RX ring full and fill ring
-// empty all happen, and every frame stays accounted for throughout.
-TEST_F(XskVeth, FrameAccountingOneMillionFrames)
+// empty all happen, and every frame stays accounted for throughout. The
+// receiver gives frames back by rx_release() + refill(), or by rx_recycle()
+// (recv's loop: straight back on the fill ring, the rest to the free list).
+class XskVethAccounting : public XskVeth, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(XskVethAccounting, OneMillionFrames)
 {
 	using namespace xsk;
+	const bool recycle = GetParam();
+	uint64_t recycled = 0;	// frames rx_recycle() put on the fill ring
+	// gives back what rx_peek() handed out, the way the parameter says
+	auto give_back = [&](XskSocket &s, std::span<const RxDesc> d) {
+		if (recycle) {
+			recycled += s.rx_recycle(d);
+		} else {
+			s.rx_release(d);
+			s.refill();
+		}
+	};
 	// under emulation (tools/vm-test, TCG) a million frames take minutes:
 	// 100k still fill every ring and overflow RX many times over
 	const uint64_t kFramesToSend = env_or_empty("XO_IN_VM").empty() ? 1'000'000 : 100'000;
@@ -686,8 +815,7 @@ TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 				Accounting a = rx->accounting();
 				EXPECT_EQ(a.in_use, r);
 			}
-			rx->rx_release({rdescs.data(), r});
-			rx->refill();
+			give_back(*rx, {rdescs.data(), r});
 		}
 		if (iter % 997 == 0) {
 			checks++;
@@ -700,8 +828,7 @@ TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 	for (int i = 0; i < 50; i++) {
 		uint32_t r = rx->rx_peek(rdescs);
 		received += r;
-		rx->rx_release({rdescs.data(), r});
-		rx->refill();
+		give_back(*rx, {rdescs.data(), r});
 		if (!r)
 			std::this_thread::sleep_for(std::chrono::milliseconds(2));
 	}
@@ -727,6 +854,12 @@ TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 	EXPECT_EQ(redirected, received + rs.k_rx_dropped + rs.k_rx_ring_full)
 		<< "rx_ring_full " << rs.k_rx_ring_full << " fill_empty " << rs.k_fill_empty;
 	EXPECT_EQ(redirected + c->v[XO_XSK_CNT_NO_SOCKET].packets, kFramesToSend);
+	if (recycle) {
+		// 128 frames for a 64-entry fill ring: most come straight back,
+		// the rest wait on the free list, and none is lost on the way
+		EXPECT_GT(recycled, received / 2) << "rx_recycle put few frames back on the fill ring";
+		EXPECT_EQ(ar.free + ar.fill + ar.rx, ar.total);
+	}
 	RecordProperty("tx_ring_full", std::to_string(ts.tx_ring_full));
 	RecordProperty("rx_received", std::to_string(received));
 	std::printf("1M accounting: received %llu, rx_dropped %llu (ring full %llu, fill empty %llu), tx ring full %llu\n",
@@ -738,6 +871,9 @@ TEST_F(XskVeth, FrameAccountingOneMillionFrames)
 		EXPECT_TRUE(prog->detach().ok());
 	}
 }
+
+INSTANTIATE_TEST_SUITE_P(FrameAccounting, XskVethAccounting, ::testing::Values(false, true),
+			 [](const auto &i) { return std::string(i.param ? "Recycle" : "ReleaseRefill"); });
 
 // create_shared: a second socket on the same queue shares the first one's
 // fill ring and frames (one kernel buffer pool). With the XSKMAP slot of the

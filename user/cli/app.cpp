@@ -93,11 +93,14 @@ void add_examples(CLI::App &app)
 		  "offload-tool send eth1 --dst-mac 02:00:00:00:00:0b --src-ip 198.18.0.1 --dst-ip 198.18.0.2 --proto tcp "
 		  "--gso tso --size 65000 --mss 1448 --vlan 10,20",
 		  "offload-tool -n ns1 send veth1 --dst-mac 02:00:00:00:00:0b --src-ip 10.250.0.1 --dst-ip 10.250.0.2 "
-		  "--queues 2 --cpus 0,1 --count 1000001"}},
+		  "--queues 2 --cpus 0,1 --count 1000001",
+		  "offload-tool send eth1 --dst-mac 02:00:00:00:00:0b --src-ip 198.18.0.1 --dst-ip 198.18.0.2 --cpus 2 "
+		  "--busy-poll   # sendto() drives the queue's NAPI"}},
 		{"recv",
 		 {"offload-tool recv eth1 --duration 5",
 		  "offload-tool recv eth1 --queues all --pcap rx.pcap",
-		  "offload-tool recv eth1 --geneve --vni 200 --pcap rx.pcap --pcap-per-socket"}},
+		  "offload-tool recv eth1 --geneve --vni 200 --pcap rx.pcap --pcap-per-socket",
+		  "offload-tool recv eth1 --cpus 2 --busy-poll 64 --napi-defer-hard-irqs 2 --gro-flush-timeout 200000"}},
 		{"features",
 		 {"offload-tool features --stack \"vlan:802.1Q/vlan:802.1ad/bridge/vxlan/veth\" --packet tcp4 --gso",
 		  "offload-tool features eth1 --rx",

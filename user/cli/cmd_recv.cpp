@@ -140,8 +140,9 @@ Status attach_xsk(const Netdev &dev, const XskOpts &o, XdpMode xm, Engine &e, st
 // queues no socket is bound to (an AF_XDP socket receives only from its own
 // queue: how to steer flows here).
 void print_start(const Globals &g, const Netdev &dev, const XskOpts &o, const Engine &e, uint32_t nsock,
-		 const XskProgram *prog, XdpMode xm)
+		 const XskProgram *prog, XdpMode xm, const std::optional<NapiTuning> &napi)
 {
+	busy_poll_notes(dev, e, o);
 	auto ch = read_channels(dev);
 	std::vector<uint32_t> unbound;
 	if (ch) {
@@ -169,7 +170,9 @@ void print_start(const Globals &g, const Netdev &dev, const XskOpts &o, const En
 				.kv("unbound_queues", queue_list_text(unbound));
 		if (!e.sg_why.empty())
 			j.kv("multi_buffer_why", e.sg_why);
-		j.kv("via", o.geneve ? "xdp_geneve" : "xdp_xsk").end_object().print();
+		j.kv("via", o.geneve ? "xdp_geneve" : "xdp_xsk");
+		busy_poll_json(j, e, o, napi);
+		j.end_object().print();
 		std::fflush(stdout);
 	} else if (o.geneve) {
 		std::fprintf(stderr, "receiving on %s queue%s %s with %zu sockets each in xdp_geneve's XSKMAP slots 0..%zu "
@@ -218,6 +221,10 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	auto qs = bound_queues(*dev, o, true, o.geneve ? XO_GNV_MAX_RXQ : XO_XSK_MAX_QUEUES);
 	if (!qs)
 		return qs.error();
+	// before the sockets: the values found go back however recv ends
+	std::optional<NapiTuning> napi;
+	if (auto s = busy_poll_tuning(*dev, o, napi); !s)
+		return s;
 	// Sockets first: a queue in use fails here, before any program is attached.
 	auto eng = make_engine(*dev, engine_config(o), EngineUse{true, false, sg, 0, nsock}, *qs);
 	if (!eng)
@@ -264,7 +271,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 		s.refill();
 	// what the device loses before XDP shows only in its own counters
 	const auto dev_st0 = netdev_stats(*dev);
-	print_start(g, *dev, o, e, nsock, prog ? &*prog : nullptr, xm);
+	print_start(g, *dev, o, e, nsock, prog ? &*prog : nullptr, xm, napi);
 
 	install_stop_handler();
 	auto watch = LinkWatch::open(*dev);
@@ -330,6 +337,9 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			std::fprintf(stderr, "%s\n", n.c_str());
 	if (r.dev_gone)
 		return runtime_error("recv stopped: " + *r.dev_gone);
+	if (napi)
+		if (auto s = napi->restore(); !s)
+			return s;
 	if (!accounting_ok(e))
 		return runtime_error("UMEM frame accounting inconsistent (bug)");
 	return ok();

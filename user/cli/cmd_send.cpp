@@ -283,11 +283,15 @@ Status run_send(const Globals &g, const XskOpts &o)
 	auto qs = bound_queues(*dev, o, false, XO_XSK_MAX_QUEUES);
 	if (!qs)
 		return qs.error();
+	std::optional<NapiTuning> napi;	// put back however send ends
+	if (auto s = busy_poll_tuning(*dev, o, napi); !s)
+		return s;
 	const EngineConfig ec = engine_config(o);
 	auto eng = make_engine(*dev, ec, use, *qs);
 	if (!eng)
 		return eng.error();
 	Engine &e = *eng;
+	busy_poll_notes(*dev, e, o);
 	const std::function<bool()> stop = [] { return stop_requested(); };
 	std::optional<XskProgram> zc_prog;
 	const SendDriver drv = send_driver(*dev, *kernel);

@@ -4,6 +4,7 @@
 #include "xsk_cli.hpp"
 #include "xoffload/features/channels.hpp"
 #include "xoffload/xsk/workers.hpp"
+#include "output.hpp"
 
 namespace xoffload::cli {
 
@@ -20,7 +21,8 @@ xsk::EngineConfig engine_config(const XskOpts &o)
 	c.frames = o.frames;
 	c.frame_size = o.frame_size;
 	c.need_wakeup = !o.no_need_wakeup;
-	c.busy_poll = o.busy_poll;
+	c.busy_poll = !o.busy_poll.empty();
+	c.busy_poll_budget = c.busy_poll ? busy_poll_budget(o) : c.busy_poll_budget;
 	c.multi_buffer = o.multi_buffer;
 	c.no_tx_metadata = o.no_tx_metadata;
 	return c;
@@ -51,7 +53,75 @@ Status check_common(const XskOpts &o, unsigned queue_limit)
 		return usage_error("--interval must be >= 0");
 	if (auto c = worker_cpus(o); !c)
 		return c.error();
+	if (!o.busy_poll.empty() && !busy_poll_budget(o))
+		return usage_error("--busy-poll " + o.busy_poll + ": the budget is a number 1..65535 (the interface "
+				   "goes first: recv eth1 --busy-poll, or --busy-poll=64)");
+	if ((o.napi_defer_hard_irqs || o.gro_flush_timeout) && o.busy_poll.empty())
+		return usage_error("--napi-defer-hard-irqs and --gro-flush-timeout go with --busy-poll");
+	if (o.napi_defer_hard_irqs && *o.napi_defer_hard_irqs > INT32_MAX)
+		return usage_error("--napi-defer-hard-irqs must be 0..2147483647");
 	return ok();
+}
+
+uint32_t busy_poll_budget(const XskOpts &o)
+{
+	const std::string &t = o.busy_poll;
+	if (t.empty() || t.size() > 5 || t.find_first_not_of("0123456789") != std::string::npos)
+		return 0;
+	const unsigned long v = std::stoul(t);
+	return v >= 1 && v <= 65535 ? static_cast<uint32_t>(v) : 0;
+}
+
+Status busy_poll_tuning(const Netdev &dev, const XskOpts &o, std::optional<xsk::NapiTuning> &t)
+{
+	if (o.busy_poll.empty())
+		return ok();
+	auto r = xsk::NapiTuning::apply(dev, o.napi_defer_hard_irqs, o.gro_flush_timeout);
+	if (!r)
+		return r.error();
+	t.emplace(std::move(*r));
+	auto now = t->changed() ? Result<xsk::NapiDefer>(t->during()) : xsk::napi_defer_read(dev);
+	if (now && (!now->defer_hard_irqs || !now->gro_flush_timeout_ns))
+		std::fprintf(stderr,
+			     "note: busy polling %s with napi_defer_hard_irqs %llu and gro_flush_timeout %llu: its interrupts "
+			     "still run the NAPI beside the busy polls (the kernel's af_xdp.rst: 2 and 200000; "
+			     "--napi-defer-hard-irqs 2 --gro-flush-timeout 200000 sets them for this run and puts them back)\n",
+			     dev.name.c_str(), static_cast<unsigned long long>(now->defer_hard_irqs),
+			     static_cast<unsigned long long>(now->gro_flush_timeout_ns));
+	return ok();
+}
+
+void busy_poll_notes(const Netdev &dev, const xsk::Engine &e, const XskOpts &o)
+{
+	if (o.busy_poll.empty())
+		return;
+	for (const auto &s : e.socks)
+		if (!s.napi_id()) {
+			std::fprintf(stderr,
+				     "note: busy polling on %s queue %u: its socket knows no NAPI instance at bind (napi id "
+				     "0), so recvfrom()/sendto() poll nothing unless the kernel names one when the first frame "
+				     "arrives (older kernels do; the summary's busy_poll_napi_ids say); veth names none at bind, "
+				     "a copy-mode sender's socket gets none\n",
+				     dev.name.c_str(), s.queue());
+			break;
+		}
+}
+
+void busy_poll_json(Json &j, const xsk::Engine &e, const XskOpts &o, const std::optional<xsk::NapiTuning> &t)
+{
+	if (o.busy_poll.empty())
+		return;
+	std::vector<uint32_t> ids;
+	for (const auto &s : e.socks)
+		ids.push_back(s.napi_id());
+	j.begin_object("busy_poll").kv("budget", static_cast<uint64_t>(busy_poll_budget(o)))
+		.kv("usecs", static_cast<uint64_t>(20)).array("napi_ids", ids);
+	if (t && t->changed())
+		j.kv("napi_defer_hard_irqs", t->during().defer_hard_irqs)
+			.kv("gro_flush_timeout", t->during().gro_flush_timeout_ns)
+			.kv("restores_napi_defer_hard_irqs", t->before().defer_hard_irqs)
+			.kv("restores_gro_flush_timeout", t->before().gro_flush_timeout_ns);
+	j.end_object();
 }
 
 Result<std::vector<int>> worker_cpus(const XskOpts &o)
@@ -86,7 +156,16 @@ CLI::Option *add_common(CLI::App *c, XskOpts &o)
 	c->add_option("--batch", o.batch, "Descriptors per ring operation")->check(whole_number(1, 1024))
 		->capture_default_str();
 	c->add_flag("--no-need-wakeup", o.no_need_wakeup, "Do not bind with XDP_USE_NEED_WAKEUP");
-	c->add_flag("--busy-poll", o.busy_poll, "Prefer busy polling (SO_PREFER_BUSY_POLL)");
+	c->add_option("--busy-poll", o.busy_poll,
+		      "Busy polling: SO_PREFER_BUSY_POLL, SO_BUSY_POLL 20 us and SO_BUSY_POLL_BUDGET BUDGET (default "
+		      "64) on every socket; the loop drives the NAPI by recvfrom()/sendto() and never sleeps")
+		->expected(0, 1)->default_str("64")->type_name("[BUDGET]");
+	c->add_option("--napi-defer-hard-irqs", o.napi_defer_hard_irqs,
+		      "With --busy-poll: write N to /sys/class/net/IF/napi_defer_hard_irqs for the run (put back after)")
+		->check(whole_number(0, INT32_MAX))->type_name("N");
+	c->add_option("--gro-flush-timeout", o.gro_flush_timeout,
+		      "With --busy-poll: write NS to /sys/class/net/IF/gro_flush_timeout for the run (put back after)")
+		->check(whole_number(0, UINT32_MAX))->type_name("NS");
 	c->add_option("--cpus", o.cpus,
 		      "Worker threads, one per CPU given and pinned to it (1, 0,1, 0-3, all); default: one per queue");
 	return interval;

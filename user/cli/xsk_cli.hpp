@@ -13,6 +13,7 @@
 #include "xoffload/gso/gso.hpp"
 #include "xoffload/xsk/traffic.hpp"
 #include "xoffload/xsk/engine.hpp"
+#include "xoffload/xsk/napi.hpp"
 #include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::cli {
@@ -36,7 +37,10 @@ struct XskOpts {
 	uint32_t frame_size = 4096;
 	uint32_t batch = 64;
 	bool no_need_wakeup = false;
-	bool busy_poll = false;
+	// --busy-poll [BUDGET]: "" when not given, the budget's text when given
+	std::string busy_poll;
+	// with --busy-poll: the device's NAPI interrupt deferral for the run
+	std::optional<uint64_t> napi_defer_hard_irqs, gro_flush_timeout;
 	bool check_accounting = false;
 	std::optional<std::string> cpus;	// --cpus: one worker thread per CPU, pinned
 	// send
@@ -78,6 +82,16 @@ bool queues_is_count(const XskOpts &o);
 xsk::EngineConfig engine_config(const XskOpts &o);
 // A bad --queues list is a usage error before any device is looked at.
 Status check_common(const XskOpts &o, unsigned queue_limit);
+// --busy-poll's budget, 0 without --busy-poll (check_common vetted it).
+uint32_t busy_poll_budget(const XskOpts &o);
+// --busy-poll: --napi-defer-hard-irqs / --gro-flush-timeout written for the
+// run (restored when @t goes), and one note on stderr where the device's
+// interrupts will still run its NAPI beside the busy polls.
+Status busy_poll_tuning(const Netdev &dev, const XskOpts &o, std::optional<xsk::NapiTuning> &t);
+// --busy-poll: one note on stderr per socket that knows no NAPI instance to
+// poll (napi id 0); the JSON start line's "busy_poll" object.
+void busy_poll_notes(const Netdev &dev, const xsk::Engine &e, const XskOpts &o);
+void busy_poll_json(Json &j, const xsk::Engine &e, const XskOpts &o, const std::optional<xsk::NapiTuning> &t);
 // --cpus parsed (xsk::parse_cpus); empty without it.
 Result<std::vector<int>> worker_cpus(const XskOpts &o);
 // The queues the sockets go on (--queue, --queues; recv --geneve's count form

@@ -255,6 +255,14 @@ void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bo
 		sockets_out(e, rx, &j);
 		threads_out(e, &j);
 		accounting_out(e, j);
+		if (!e.socks.empty() && e.socks.front().busy_poll()) {
+			// after the run: kernels before 6.x's bind-time marking name the
+			// NAPI when the first frame arrives
+			std::vector<uint32_t> ids;
+			for (const auto &s : e.socks)
+				ids.push_back(s.napi_id());
+			j.array("busy_poll_napi_ids", ids);
+		}
 		j.end_object().print();
 		return;
 	}

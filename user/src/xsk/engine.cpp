@@ -61,6 +61,8 @@ Result<Engine> make_sockets(const Netdev &dev, const EngineConfig &c, const Engi
 		sc.mode = bm;
 		sc.need_wakeup = c.need_wakeup;
 		sc.busy_poll = c.busy_poll;
+		sc.busy_poll_budget = c.busy_poll_budget;
+		sc.busy_poll_usecs = c.busy_poll_usecs;
 		sc.multi_buffer = (tx && use.tx_frame + e.umem->tx_metadata_len() > c.frame_size) || (rx && use.rx_sg);
 		sc.multi_buffer_if_supported = rx && c.multi_buffer == "auto";
 		auto s = XskSocket::create(*e.umem, dev, sc);

@@ -98,12 +98,17 @@ Result<RecvProgram> attach_recv_program(const Netdev &dev, XdpMode mode, RxFilte
 namespace {
 
 // What recv's workers share: c.count (CountShare), the stop the reporting
-// thread decides, the time of the latest frame (--idle).
+// thread decides, and whether frames came since the reporting thread last
+// looked (--idle: it keeps the time; a clock read per batch in the workers
+// cost more than the rest of a small batch).
 struct RecvShared {
-	explicit RecvShared(uint64_t count) : count(count) {}
+	explicit RecvShared(uint64_t count) : count(count), limited(count != UINT64_MAX) {}
 	CountShare count;
+	const bool limited;	// a --count to share out
 	std::atomic<bool> stop{false};
-	std::atomic<double> last_rx{0};	// monotonic_seconds(); 0: none yet
+	std::atomic<bool> got_rx{false};
+	// a load first: the line stays shared until the reporting thread clears it
+	void saw_rx() { if (!got_rx.load(std::memory_order_relaxed)) got_rx.store(true, std::memory_order_relaxed); }
 };
 
 // One worker: its sockets' RX rings drained, refilled and woken until the
@@ -118,6 +123,8 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 		pfds.push_back(pollfd{e.socks[k].fd(), POLLIN, 0});
 	std::vector<std::span<const std::byte>> pieces(kMaxRxChain);
 	timespec ts{};
+	const bool busy = !idx.empty() && e.socks[idx[0]].busy_poll();
+	uint64_t unlimited = 0;	// frames taken without a --count, committed once at the end
 
 	while (!sh.stop.load(std::memory_order_relaxed)) {
 		board.poll(t, [&] { return sum_of(e, idx, true); });
@@ -127,16 +134,17 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 			// with a count: no more descriptors than frames reserved (one
 			// frame each); with multi-buffer, room for a whole chain, and
 			// the frames past the reservation are released uncounted
-			const uint64_t take = sh.count.reserve(descs.size());
+			const uint64_t take = sh.limited ? sh.count.reserve(descs.size()) : descs.size();
 			if (!take)
 				break;
 			const size_t span = e.sg ? std::max<size_t>(take, kMaxRxChain) : take;
-			uint32_t n = s.rx_peek({descs.data(), std::min(span, descs.size())});
-			uint64_t frames = 0;
-			for (uint32_t i = 0; i < n; i++)
-				frames += descs[i].more ? 0 : 1;
-			const uint64_t counted = std::min(frames, take);
-			sh.count.commit(take, counted);
+			uint32_t frames = 0;
+			uint32_t n = s.rx_peek({descs.data(), std::min(span, descs.size())}, frames);
+			const uint64_t counted = std::min<uint64_t>(frames, take);
+			if (sh.limited)
+				sh.count.commit(take, counted);
+			else
+				unlimited += counted;
 			if (!n)
 				continue;
 			any = true;
@@ -162,25 +170,29 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 					written++;
 				}
 			}
-			s.rx_release({descs.data(), n});
-			s.refill();
+			s.rx_recycle({descs.data(), n});
 		}
 		if (any)
-			sh.last_rx.store(monotonic_seconds(), std::memory_order_relaxed);
-		if (sh.count.done()) {
+			sh.saw_rx();
+		if (sh.limited && sh.count.done()) {
 			sh.stop.store(true);
 			break;
 		}
 		if (!any) {
-			// a shared group has one fill ring on one queue: one wakeup serves all
+			// a shared group has one fill ring on one queue: one wakeup
+			// serves all. Busy polling: the recvfrom() runs the queue's
+			// NAPI here, and there is no sleep (the kernel's interrupts
+			// are deferred to this loop, af_xdp.rst)
 			for (size_t k : idx) {
 				auto &s = e.socks[k];
-				if (e.fill_ring_of[k] == k && s.fill_needs_wakeup())
-					(void)::recvfrom(s.fd(), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+				if (e.fill_ring_of[k] == k && (busy || s.fill_needs_wakeup()))
+					s.rx_wakeup();
 			}
-			(void)::poll(pfds.data(), pfds.size(), 10);
+			if (!busy)
+				(void)::poll(pfds.data(), pfds.size(), 10);
 		}
 	}
+	sh.count.commit(unlimited, unlimited);
 	board.finish(t, sum_of(e, idx, true));
 	thread_cpu(user_s, sys_s);
 }
@@ -197,6 +209,7 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	std::vector<std::pair<double, double>> cpu(plan.size());
 	const double t0 = monotonic_seconds();
 	double next_watch = 0;
+	double last_rx = 0;	// when the workers were last seen with frames; 0: none yet
 	IntervalReports reports(board, c.interval, t0, hooks.interval);
 	auto st = run_threads(
 		plan, [&](size_t t) { receive_on(e, plan.socks[t], c, sinks, all_m, sh, board, t, cpu[t].first, cpu[t].second); },
@@ -204,7 +217,8 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 			if (sh.stop.load())
 				return;
 			const double now = monotonic_seconds();
-			const double last_rx = sh.last_rx.load(std::memory_order_relaxed);
+			if (sh.got_rx.load(std::memory_order_relaxed) && sh.got_rx.exchange(false, std::memory_order_relaxed))
+				last_rx = now;
 			bool end = false;
 			if (hooks.stop && hooks.stop()) {
 				res.interrupted = true;

@@ -221,6 +221,10 @@ const std::string &Umem::tx_metadata_note() const noexcept { return s_->md_note;
 // socket's refill() put on the fill ring may come back on any member's RX
 // ring.
 struct FramePool {
+	// Fill-ring room below which fill_from_free() reads the kernel's
+	// consumer index again.
+	static constexpr uint32_t kFillChunk = 64;
+
 	Mapping fill_map, comp_map;
 	xsk_ring_prod fill{};
 	xsk_ring_cons comp{};
@@ -258,15 +262,27 @@ struct FramePool {
 	// not ours or not in the expected state.
 	bool move(uint64_t addr, FrameState from, FrameState to) noexcept
 	{
+		if (!flip(addr, from, to))
+			return false;
+		moved(from, to, 1);
+		return true;
+	}
+	// move() without the per-state counters, for the ring loops: they flip
+	// a batch and then add it to the counters once with moved().
+	bool flip(uint64_t addr, FrameState from, FrameState to) noexcept
+	{
 		uint64_t idx = (addr >> shift);
 		if (idx < first || idx - first >= count || state[idx - first] != from) {
 			bad_addr++;
 			return false;
 		}
 		state[idx - first] = to;
-		in_state[static_cast<int>(from)]--;
-		in_state[static_cast<int>(to)]++;
 		return true;
+	}
+	void moved(FrameState from, FrameState to, uint64_t n) noexcept
+	{
+		in_state[static_cast<int>(from)] -= n;
+		in_state[static_cast<int>(to)] += n;
 	}
 	// Puts free frames on the fill ring, as many as fit; how many. @full
 	// counts a ring with no free slot at all.
@@ -278,17 +294,25 @@ struct FramePool {
 		// than the fill ring always leaves frames over; only a ring with
 		// no room at all (the kernel took nothing since the last refill)
 		// counts as full.
-		uint32_t n = std::min(xsk_prod_nb_free(&fill, nfree), nfree);
+		// The consumer index is the kernel's (another CPU writes it): it
+		// is read again only when the room known since the last read is
+		// under a chunk, not on every call.
+		uint32_t n = std::min(xsk_prod_nb_free(&fill, std::min(nfree, kFillChunk)), nfree);
 		if (!n)
 			full++;
 		uint32_t idx = 0;
 		if (!n || xsk_ring_prod__reserve(&fill, n, &idx) != n)
 			return 0;
+		// free-list entries are ours and free by construction; a slot
+		// handed out twice would be the bug the recount finds
+		uint64_t *top = free_list.data() + nfree;
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t a = free_list[--nfree];
+			uint64_t a = *--top;
 			*xsk_ring_prod__fill_addr(&fill, idx + i) = a;
-			move(a, FrameState::free, FrameState::fill);
+			state[(a >> shift) - first] = FrameState::fill;
 		}
+		nfree -= n;
+		moved(FrameState::free, FrameState::fill, n);
 		xsk_ring_prod__submit(&fill, n);
 		return n;
 	}
@@ -328,6 +352,37 @@ Status check_ring_sizes(const SocketConfig &cfg, bool fill_comp)
 			return usage_error("AF_XDP rx/tx ring sizes must be powers of two");
 	if (!cfg.rx_size && !cfg.tx_size)
 		return usage_error("an AF_XDP socket needs an RX or a TX ring");
+	return ok();
+}
+
+// SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET on @fd, with
+// one line saying which option the kernel refused and why.
+Status set_busy_poll(int fd, const SocketConfig &cfg, const std::string &where)
+{
+	if (cfg.busy_poll_budget < 1 || cfg.busy_poll_budget > 65535)
+		return usage_error("busy-poll budget must be 1..65535");
+	struct Opt {
+		int name;
+		int value;
+		const char *what;
+	};
+	const Opt opts[] = {{SO_PREFER_BUSY_POLL, 1, "SO_PREFER_BUSY_POLL"},
+			    {SO_BUSY_POLL, static_cast<int>(cfg.busy_poll_usecs), "SO_BUSY_POLL"},
+			    {SO_BUSY_POLL_BUDGET, static_cast<int>(cfg.busy_poll_budget), "SO_BUSY_POLL_BUDGET"}};
+	for (const Opt &o : opts) {
+		if (!::setsockopt(fd, SOL_SOCKET, o.name, &o.value, sizeof(o.value)))
+			continue;
+		const int e = errno;
+		const std::string head = std::string("busy polling on ") + where + ": " + o.what;
+		if (e == ENOPROTOOPT)
+			return runtime_error(head + " unknown to this kernel (" + running_kernel().text +
+						     "; SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET are Linux 5.11+, "
+						     "and it needs CONFIG_NET_RX_BUSY_POLL)",
+					     e);
+		if (e == EPERM)
+			return runtime_error(head + " refused (EPERM): needs CAP_NET_ADMIN (run as root)", e);
+		return errno_error(head, e);
+	}
 	return ok();
 }
 
@@ -378,14 +433,8 @@ Status map_rings(SocketRings &p, const SocketConfig &cfg, FramePool *pool)
 		p.has_tx = true;
 	}
 
-	if (cfg.busy_poll) {
-		int one = 1, usecs = static_cast<int>(cfg.busy_poll_usecs), budget = static_cast<int>(cfg.busy_poll_budget);
-		if (::setsockopt(p.fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
-		    ::setsockopt(p.fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
-		    ::setsockopt(p.fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
-			return errno_error("enable busy polling on " + p.dev.name + " queue " + std::to_string(p.queue),
-					   errno);
-	}
+	if (cfg.busy_poll)
+		return set_busy_poll(p.fd, cfg, p.dev.name + " queue " + std::to_string(p.queue));
 	return ok();
 }
 
@@ -443,7 +492,7 @@ struct XskSocket::Impl : SocketRings {
 	std::shared_ptr<FramePool> pool;
 	FramePool *fp = nullptr;	// pool.get(), for the ring loops
 	UniqueFd own_fd;		// invalid for the first socket (fd is umem's)
-	bool zc = false, sg = false, need_wakeup = false;
+	bool zc = false, sg = false, need_wakeup = false, busy = false;
 	uint32_t tx_offset = 0;		// data offset of TX frames in a chunk
 	uint32_t tx_md_len = 0;
 	std::byte *area = nullptr;
@@ -565,6 +614,7 @@ Result<XskSocket> XskSocket::create(Umem &umem, const Netdev &dev, const SocketC
 	if (e)
 		return bind_error(dev, cfg, e, us->tx_md_len != 0);
 	p->zc = query_zero_copy(p->fd);
+	p->busy = cfg.busy_poll;
 	if (!shared) {
 		us->sg = sg;
 		us->need_wakeup = cfg.need_wakeup;
@@ -611,6 +661,7 @@ Result<XskSocket> XskSocket::create_shared(XskSocket &peer, const SocketConfig &
 	if (int e = bind_xsk(p->fd, sxdp))
 		return bind_error(q.dev, where, e);
 	p->zc = query_zero_copy(p->fd);
+	p->busy = cfg.busy_poll;
 	p->sg = q.sg;
 	p->need_wakeup = q.need_wakeup;
 	p->join(q.pool);
@@ -618,6 +669,16 @@ Result<XskSocket> XskSocket::create_shared(XskSocket &peer, const SocketConfig &
 }
 
 int XskSocket::fd() const noexcept { return p_->fd; }
+bool XskSocket::busy_poll() const noexcept { return p_->busy; }
+
+uint32_t XskSocket::napi_id() const noexcept
+{
+	uint32_t id = 0;
+	socklen_t len = sizeof(id);
+	if (::getsockopt(p_->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &len))
+		return 0;
+	return id;
+}
 uint32_t XskSocket::queue() const noexcept { return p_->queue; }
 bool XskSocket::zero_copy() const noexcept { return p_->zc; }
 bool XskSocket::multi_buffer() const noexcept { return p_->sg; }
@@ -633,44 +694,116 @@ uint32_t XskSocket::refill() noexcept
 
 uint32_t XskSocket::rx_peek(std::span<RxDesc> out) noexcept
 {
+	uint32_t frames = 0;
+	return rx_peek(out, frames);
+}
+
+// The per-frame work is what recv's rate rests on (tools/bench xsk): one
+// descriptor read, one state flip that checks the address, one RxDesc
+// written; the counters are added once a batch.
+uint32_t XskSocket::rx_peek(std::span<RxDesc> out, uint32_t &frames) noexcept
+{
 	Impl &s = *p_;
 	FramePool &fp = *s.fp;
+	frames = 0;
 	if (!s.has_rx || out.empty())
 		return 0;
 	uint32_t idx = 0;
 	uint32_t n = xsk_ring_cons__peek(&s.rx, static_cast<uint32_t>(out.size()), &idx);
+	if (!n)
+		return 0;
 	// The kernel publishes a frame's descriptors together; only our limit
-	// can cut a chain. Leave the cut one on the ring, unless it is all we got.
-	uint32_t whole = n;
-	while (whole && (xsk_ring_cons__rx_desc(&s.rx, idx + whole - 1)->options & kXdpPktContd))
-		whole--;
-	if (whole && whole < n) {
-		xsk_ring_cons__cancel(&s.rx, n - whole);
-		n = whole;
+	// can cut a chain (a socket bound without XDP_USE_SG gets none). Leave
+	// the cut one on the ring, unless it is all we got.
+	if (s.sg) {
+		uint32_t whole = n;
+		while (whole && (xsk_ring_cons__rx_desc(&s.rx, idx + whole - 1)->options & kXdpPktContd))
+			whole--;
+		if (whole && whole < n) {
+			xsk_ring_cons__cancel(&s.rx, n - whole);
+			n = whole;
+		}
 	}
+	uint64_t bytes = 0;
+	uint32_t contd = 0, flipped = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const xdp_desc *d = xsk_ring_cons__rx_desc(&s.rx, idx + i);
-		bool more = (d->options & kXdpPktContd) != 0;
-		out[i] = RxDesc{d->addr, d->len, more};
-		fp.move(fp.chunk(d->addr), FrameState::fill, FrameState::in_use);
-		s.st.rx_descs++;
-		s.st.rx_bytes += d->len;
-		if (!more)
-			s.st.rx_packets++;
+		const uint64_t addr = d->addr;
+		const uint32_t len = d->len;
+		const bool more = (d->options & kXdpPktContd) != 0;
+		out[i] = RxDesc{addr, len, more};
+		bytes += len;
+		contd += more;
+		flipped += fp.flip(fp.chunk(addr), FrameState::fill, FrameState::in_use);
 	}
-	if (n)
-		xsk_ring_cons__release(&s.rx, n);
+	xsk_ring_cons__release(&s.rx, n);
+	fp.moved(FrameState::fill, FrameState::in_use, flipped);
+	s.st.rx_descs += n;
+	s.st.rx_bytes += bytes;
+	s.st.rx_packets += n - contd;
+	frames = n - contd;
 	return n;
 }
 
 void XskSocket::rx_release(std::span<const RxDesc> descs) noexcept
 {
 	FramePool &fp = *p_->fp;
+	uint64_t *top = fp.free_list.data() + fp.nfree;
 	for (const RxDesc &d : descs) {
-		uint64_t a = fp.chunk(d.addr);
-		if (fp.move(a, FrameState::in_use, FrameState::free))
-			fp.free_list[fp.nfree++] = a;
+		const uint64_t a = fp.chunk(d.addr);
+		if (fp.flip(a, FrameState::in_use, FrameState::free))
+			*top++ = a;
 	}
+	const uint32_t n = static_cast<uint32_t>(top - (fp.free_list.data() + fp.nfree));
+	fp.nfree += n;
+	fp.moved(FrameState::in_use, FrameState::free, n);
+}
+
+uint32_t XskSocket::rx_recycle(std::span<const RxDesc> descs) noexcept
+{
+	FramePool &fp = *p_->fp;
+	xsk_ring_prod &fill = fp.fill;
+	const uint32_t want = static_cast<uint32_t>(descs.size());
+	// As a minimal receiver does: the frames just read go straight back on
+	// the fill ring (its consumer index, the kernel's, read again only when
+	// the room known is less than that); past its room, to the free list.
+	const uint32_t base = fill.cached_prod;
+	const uint32_t room = std::min(xsk_prod_nb_free(&fill, want), want);
+	if (!room && want)
+		p_->st.fill_ring_full++;
+	uint32_t idx = 0;
+	if (room)
+		(void)xsk_ring_prod__reserve(&fill, room, &idx);
+	uint32_t put = 0, freed = 0;
+	uint64_t *top = fp.free_list.data() + fp.nfree;
+	for (const RxDesc &d : descs) {
+		const uint64_t a = fp.chunk(d.addr);
+		if (put < room) {
+			if (fp.flip(a, FrameState::in_use, FrameState::fill))
+				*xsk_ring_prod__fill_addr(&fill, base + put++) = a;
+		} else if (fp.flip(a, FrameState::in_use, FrameState::free)) {
+			*top++ = a;
+			freed++;
+		}
+	}
+	fp.nfree += freed;
+	fp.moved(FrameState::in_use, FrameState::fill, put);
+	fp.moved(FrameState::in_use, FrameState::free, freed);
+	// Slots a bad address left unused go back; room known beyond what came
+	// back (a UMEM larger than the ring keeps free frames) takes free ones,
+	// without another read of the consumer index.
+	fill.cached_prod = base + put;
+	const uint32_t more = std::min(fill.cached_cons - fill.cached_prod, fp.nfree);
+	for (uint32_t i = 0; i < more; i++) {
+		const uint64_t a = fp.free_list[--fp.nfree];
+		fp.state[fp.index(a)] = FrameState::fill;
+		*xsk_ring_prod__fill_addr(&fill, base + put + i) = a;
+	}
+	fill.cached_prod += more;
+	fp.moved(FrameState::free, FrameState::fill, more);
+	if (put + more)
+		xsk_ring_prod__submit(&fill, put + more);
+	return put + more;
 }
 
 uint32_t XskSocket::tx_alloc(std::span<uint64_t> out) noexcept
@@ -763,7 +896,8 @@ uint32_t XskSocket::complete() noexcept
 int XskSocket::kick() noexcept
 {
 	Impl &s = *p_;
-	if (!s.has_tx || (s.need_wakeup && !xsk_ring_prod__needs_wakeup(&s.tx)))
+	// busy polling: every sendto() runs the queue's NAPI, asked or not
+	if (!s.has_tx || (s.need_wakeup && !s.busy && !xsk_ring_prod__needs_wakeup(&s.tx)))
 		return 0;
 	s.st.wakeups++;
 	if (::sendto(s.fd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) >= 0)
@@ -781,6 +915,12 @@ int XskSocket::kick() noexcept
 bool XskSocket::fill_needs_wakeup() const noexcept
 {
 	return p_->need_wakeup && xsk_ring_prod__needs_wakeup(&p_->fp->fill);
+}
+
+void XskSocket::rx_wakeup() noexcept
+{
+	p_->st.wakeups++;
+	(void)::recvfrom(p_->fd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
 }
 
 int XskSocket::wait(int timeout_ms) noexcept

@@ -33,7 +33,9 @@ struct EngineConfig {
 	uint32_t frames = 0;		// UMEM frames per queue; 0 = 2 * ring_size
 	uint32_t frame_size = 4096;	// UMEM chunk
 	bool need_wakeup = true;	// XDP_USE_NEED_WAKEUP
-	bool busy_poll = false;		// SO_PREFER_BUSY_POLL
+	bool busy_poll = false;		// SO_PREFER_BUSY_POLL, SO_BUSY_POLL, SO_BUSY_POLL_BUDGET (SocketConfig)
+	uint32_t busy_poll_budget = 64;	// frames one busy poll of the NAPI may take
+	uint32_t busy_poll_usecs = 20;	// SO_BUSY_POLL
 	std::string multi_buffer = "auto";	// RX XDP_USE_SG: auto (when needed and known), on, off
 	bool no_tx_metadata = false;	// never register TX metadata
 };

@@ -92,7 +92,11 @@ struct SocketConfig {
 	// multi_buffer() tells which. Without this, such a request is a usage
 	// error naming the feature (the flag is never handed to such a kernel).
 	bool multi_buffer_if_supported = false;
-	bool busy_poll = false;		// SO_PREFER_BUSY_POLL + SO_BUSY_POLL(_BUDGET)
+	// SO_PREFER_BUSY_POLL + SO_BUSY_POLL + SO_BUSY_POLL_BUDGET (5.11+): the
+	// application drives the queue's NAPI by its recvfrom()/sendto()
+	// (kick() then always calls sendto()); where the socket has no NAPI id
+	// (napi_id() 0) the kernel has nothing to poll.
+	bool busy_poll = false;
 	uint32_t busy_poll_usecs = 20;
 	uint32_t busy_poll_budget = 64;
 };
@@ -208,6 +212,11 @@ public:
 
 	int fd() const noexcept;
 	uint32_t queue() const noexcept;
+	bool busy_poll() const noexcept;
+	// The NAPI instance busy polling drives (SO_INCOMING_NAPI_ID); 0: none
+	// known to the socket (a driver that names no NAPI for the queue, or
+	// one created after bind, as veth's for an XDP program attached later).
+	uint32_t napi_id() const noexcept;
 	bool zero_copy() const noexcept;
 	bool multi_buffer() const noexcept;
 	bool tx_metadata() const noexcept;
@@ -222,7 +231,15 @@ public:
 	// descriptor) that does not fit stays on the ring for the next call,
 	// unless out is too short for even one chain (see kMaxRxChain).
 	uint32_t rx_peek(std::span<RxDesc> out) noexcept;
+	// The same; @frames: how many whole frames the descriptors make (the
+	// descriptors without `more`).
+	uint32_t rx_peek(std::span<RxDesc> out, uint32_t &frames) noexcept;
 	void rx_release(std::span<const RxDesc> descs) noexcept;
+	// rx_release() and refill() in one pass, recv's loop: the frames of
+	// @descs go straight back on the fill ring as far as it has room (the
+	// rest to the free list), then free frames into the room already known.
+	// Returns the frames put on the fill ring.
+	uint32_t rx_recycle(std::span<const RxDesc> descs) noexcept;
 
 	// TX: takes up to out.size() free frames (in_use); returns how many.
 	uint32_t tx_alloc(std::span<uint64_t> out) noexcept;
@@ -242,6 +259,9 @@ public:
 	int wait(int timeout_ms) noexcept;
 	// True when the fill ring asked for a wakeup (RX path).
 	bool fill_needs_wakeup() const noexcept;
+	// recvfrom(MSG_DONTWAIT): wakes the RX path where the fill ring asked
+	// for it, and with busy_poll runs the queue's NAPI in this thread.
+	void rx_wakeup() noexcept;
 
 	std::byte *data(uint64_t addr) const noexcept;
 	// Where frames obtained with tx_alloc start their data (after the TX metadata).
