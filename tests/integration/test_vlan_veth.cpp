@@ -518,9 +518,10 @@ TEST_F(VlanVeth, AgentFollowsARenamedNicByPermanentMac)
 	// back by the agent after the re-plan, which resets the device: frames
 	// go once that is done and the link has its carrier again
 	const std::string drv = nic_driver(b_.ns, renamed);
-	if (features::nic_facts_running(drv).xdp_lost_on_close.value)
+	if (features::nic_facts_running(drv).xdp_lost_on_close.value) {
 		EXPECT_TRUE(agent.wait_for_output(renamed + ": XDP program handed to " + drv + " again", 20))
 			<< "the agent did not re-arm " << drv << "'s program after the link came back";
+	}
 	bool carrier = false;
 	for (int i = 0; i < 500 && !carrier; i++) {	// 10 s
 		CmdResult l = run_cmd({"ip", "-n", b_.ns, "link", "show", renamed}, kCmdTimeout);
