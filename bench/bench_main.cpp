@@ -163,6 +163,8 @@ int main(int argc, char **argv)
 
 	CLI::App *gnv = app.add_subcommand("geneve", "XDP Geneve classify/decap ns per packet vs an empty program");
 	common(gnv);
+	gnv->add_option("--case", opt.cases,
+			"only these rows (repeatable), e.g. --case csum4 --case xsk-steer; without the composed rows");
 	gnv->callback([&] { rc = run_geneve(opt); });
 
 	CLI::App *comp = app.add_subcommand("compose", "the composed XDP program vs its stages as separate programs");

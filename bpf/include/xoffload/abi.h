@@ -385,6 +385,8 @@ struct xo_gnv_cache {
 	__u32 has_rule;		/* 0: the VNI had no rule (default applies) */
 	__u32 cls;		/* last option class found known */
 	__u32 pad;
+	struct xo_gnv_rule dflt;	/* the default rule of gen (pass when
+					 * absent), read when gen changed */
 };
 
 /* Behind xo_gnv_cache's single entries, two direct-mapped per-CPU caches

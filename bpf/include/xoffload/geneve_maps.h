@@ -99,10 +99,17 @@ struct {
 	__type(value, struct xo_gnv_vcache_entry);
 } xo_gnv_vcache SEC(".maps");	/* not pinned (abi.h) */
 
-/* Empties the per-CPU cache when the maps changed since it was filled. */
+/* Empties the per-CPU cache when the maps changed since it was filled, and
+ * reads the default rule of the new gen (xo_gnv_rules[XO_GNV_VNI_DEFAULT],
+ * pass when absent): a VNI without a rule then costs one hash lookup, not
+ * two. Userspace writes the maps before it bumps gen, so what is read here
+ * is that gen's or newer.
+ */
 static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen)
 {
 	__u64 tag = 1ULL << 32 | gen;
+	__u32 dflt = XO_GNV_VNI_DEFAULT;
+	struct xo_gnv_rule *r;
 
 	if (ca->gen_tag == tag)
 		return;
@@ -111,6 +118,14 @@ static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen
 	ca->miss_port = XO_GNV_CACHE_NONE;
 	ca->vni = XO_GNV_CACHE_NONE;
 	ca->cls = XO_GNV_CACHE_NONE;
+	r = bpf_map_lookup_elem(&xo_gnv_rules, &dflt);
+	if (r) {
+		ca->dflt = *r;
+	} else {
+		ca->dflt.action = XO_GNV_ACT_PASS;
+		ca->dflt.queues = 1;
+		ca->dflt.slot = XO_GNV_SLOT_DEFAULT;
+	}
 }
 
 /* Is @port registered? The per-CPU cache answers for the last hit and the
@@ -120,13 +135,14 @@ static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen
 static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca)
 {
 	struct xo_gnv_pcache_entry *pe;
-	__u32 idx = xo_gnv_cache_slot(port, 6) & (XO_GNV_PCACHE_SLOTS - 1);
+	__u32 idx;
 	int ok;
 
 	if (ca->port == port)
 		return 1;
 	if (ca->miss_port == port)
 		return 0;
+	idx = xo_gnv_cache_slot(port, 6) & (XO_GNV_PCACHE_SLOTS - 1);
 	pe = bpf_map_lookup_elem(&xo_gnv_pcache, &idx);
 	if (pe && pe->tag == ca->gen_tag && pe->port == port) {
 		ok = pe->registered;
@@ -146,22 +162,23 @@ static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca)
 }
 
 /* The rule of @vni copied into @out; when the VNI has none (returns 0),
- * the default rule (xo_gnv_rules[XO_GNV_VNI_DEFAULT], pass when absent).
- * Each is one map value, replaced whole by userspace. The per-CPU cache
- * answers for the last VNI, the VNI cache for those seen before.
+ * the default rule (xo_gnv_rules[XO_GNV_VNI_DEFAULT], pass when absent,
+ * as xo_gnv_cache_sync read it for this gen). Each is one map value,
+ * replaced whole by userspace. The per-CPU cache answers for the last VNI,
+ * the VNI cache for those seen before.
  */
 static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 					  struct xo_gnv_rule *out)
 {
 	struct xo_gnv_vcache_entry *ve;
 	struct xo_gnv_rule *r;
-	__u32 dflt = XO_GNV_VNI_DEFAULT;
-	__u32 idx = xo_gnv_cache_slot(vni, 11) & (XO_GNV_VCACHE_SLOTS - 1);
+	__u32 idx;
 
 	if (ca->vni == vni) {
 		*out = ca->rule;
 		return ca->has_rule;
 	}
+	idx = xo_gnv_cache_slot(vni, 11) & (XO_GNV_VCACHE_SLOTS - 1);
 	ve = bpf_map_lookup_elem(&xo_gnv_vcache, &idx);
 	ca->vni = vni;
 	if (ve && ve->tag == ca->gen_tag && ve->vni == vni) {
@@ -172,15 +189,7 @@ static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 	}
 	r = bpf_map_lookup_elem(&xo_gnv_rules, &vni);
 	ca->has_rule = r != NULL;
-	if (!r)
-		r = bpf_map_lookup_elem(&xo_gnv_rules, &dflt);
-	if (r) {
-		ca->rule = *r;
-	} else {
-		ca->rule.action = XO_GNV_ACT_PASS;
-		ca->rule.queues = 1;
-		ca->rule.slot = XO_GNV_SLOT_DEFAULT;
-	}
+	ca->rule = r ? *r : ca->dflt;
 	if (ve) {
 		ve->tag = ca->gen_tag;
 		ve->vni = vni;

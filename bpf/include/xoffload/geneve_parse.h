@@ -175,9 +175,12 @@ static __always_inline int xo_gnv_parse_geneve(struct xo_cursor *c,
 	return XO_GNV_OK;
 }
 
+/* The VNI: bytes 4-6 of the header, read with the reserved byte after
+ * them as one 32-bit word (the header is in the frame whole).
+ */
 static __always_inline __u32 xo_gnv_vni(const struct xo_gnv_hdr *gh)
 {
-	return (__u32)gh->vni[0] << 16 | (__u32)gh->vni[1] << 8 | gh->vni[2];
+	return bpf_ntohl(*(const __u32 *)gh->vni) >> 8;
 }
 
 /* xo_gnv_flow_hash of the inner packet at @p (ethertype @proto; TEB: an

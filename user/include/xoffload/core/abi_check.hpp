@@ -46,7 +46,7 @@ static_assert(sizeof(xo_gnv_rule) == 8);
 static_assert(offsetof(xo_gnv_rule, slot) == 6);
 static_assert(sizeof(xo_gnv_cfg) == 24);
 static_assert(offsetof(xo_gnv_cfg, gen) == 16);
-static_assert(sizeof(xo_gnv_cache) == 40);
+static_assert(sizeof(xo_gnv_cache) == 48);
 static_assert(sizeof(xo_gnv_pcache_entry) == 16);
 static_assert(sizeof(xo_gnv_vcache_entry) == 24);
 static_assert(offsetof(xo_gnv_cfg, unused) == 8);
