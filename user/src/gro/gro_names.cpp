@@ -64,6 +64,8 @@ const char *to_string(GroFragDrop d) noexcept
 	case GroFragDrop::mem: return "mem";
 	case GroFragDrop::queues: return "queues";
 	case GroFragDrop::timeout: return "timeout";
+	case GroFragDrop::dup: return "dup";
+	case GroFragDrop::too_many: return "too_many";
 	case GroFragDrop::count_: break;
 	}
 	return "?";
@@ -80,6 +82,7 @@ const char *to_string(GroPass p) noexcept
 	case GroPass::ipv6_ext: return "ipv6_ext";
 	case GroPass::geneve_hdr: return "geneve_hdr";
 	case GroPass::too_big: return "too_big";
+	case GroPass::padded: return "padded";
 	case GroPass::count_: break;
 	}
 	return "?";

@@ -26,9 +26,11 @@
 //              same for IPv4 since 4.19), so do fragments beyond 65535 bytes,
 //              a queue older than frag_timeout_ns, and fragments past the
 //              frag_mem bound (ipfrag_high_thresh).
-//      geneve  Geneve frames whose outer headers are equal but for lengths,
-//              IPv4 ID and checksums, with equal VNI and options, merged by
-//              their inner TCP/UDP flow under the rules above.
+//      geneve  Geneve frames (GroConfig::geneve_port) whose outer headers
+//              are equal but for lengths, IPv4 ID and checksums, with equal
+//              VNI and options, merged by their inner flow: inner TCP always,
+//              inner UDP when udp is on too, inner fragments (reassembled
+//              under the first frame's outer headers) when frag is on too.
 //    VLAN tags (802.1Q, 802.1ad, up to 2) are part of every flow key.
 //    IPv4 with options is passed (the kernel merges only ihl 5) unless
 //    GroConfig::ipv4_options, which merges equal options.
@@ -45,10 +47,17 @@
 //  - nothing is held forever: flush() at the end of a batch, flush_expired()
 //    on a clock, the flow table bound (max_flows: the oldest flow is flushed
 //    to make room) and the fragment bounds.
-//  - bad checksums (verify_csum): the frame is never merged; it is emitted
+//  - checksums: a frame that starts or joins a super-packet is always
+//    verified (the IPv4 header, TCP/UDP, under Geneve the outer UDP when
+//    non-zero and the inner IPv4 header and TCP/UDP), during its copy: the
+//    kernel's GRO validates every segment it merges, and a super-packet's
+//    checksum could not be written for unverified parts. verify_csum
+//    verifies the frames passed as they are too. A bad checksum: the frame
+//    is never merged and flushes nothing; it is emitted
 //    as it is, GroPacket::csum == GroCsum::bad, its verdict and
 //    GroStats::bad_csum say why. The kernel does the same (delivered
 //    unmerged with CHECKSUM_NONE, dropped later by the stack).
+//    A frame held and emitted alone (segs 1) goes out unchanged.
 //  - errors: the constructor-like create() returns -EINVAL for a config out
 //    of range, -ENOMEM when the buffers cannot be allocated; receive()
 //    returns the number of packets emitted, or -EINVAL when verdicts is
@@ -95,9 +104,10 @@ enum class GroCsumOut : uint8_t {
 
 struct GroConfig {
 	GroKinds kinds;
-	bool verify_csum = true;	// IPv4 header, TCP/UDP, outer UDP (non-zero) and inner TCP/UDP
+	bool verify_csum = true;	// verify passed frames too (merged ones always are): see the contract
 	GroCsumOut csum_out = GroCsumOut::complete;
 	bool ipv4_options = false;	// merge IPv4 with (equal) options; the kernel does not
+	uint16_t geneve_port = 6081;	// outer UDP destination port of Geneve frames
 	uint32_t max_flows = 64;	// super-packets held at once (kernel: 8 buckets x MAX_GRO_SKBS 8)
 	uint32_t max_size = 65535;	// bytes from the L3 header (tags and, under Geneve, the outer
 					// headers included, as the kernel's skb->len): GRO_LEGACY_MAX_SIZE - 1
@@ -114,6 +124,9 @@ struct GroConfig {
 // Accounting cost of one held fragment beyond its bytes (the kernel counts
 // skb truesize): a stream of tiny fragments reaches frag_mem too.
 inline constexpr uint32_t kGroFragOverhead = 256;
+// Fragments one datagram may have (a hostile stream of 8-byte fragments
+// would otherwise need 8192 records per datagram).
+inline constexpr uint32_t kGroMaxFrags = 256;
 
 // What happened to one input frame.
 enum class GroVerdict : uint8_t {
@@ -212,6 +225,8 @@ enum class GroFragDrop : uint8_t {
 	mem,		// frag_mem would be passed: the fragment is dropped (ipfrag_high_thresh)
 	queues,		// frag_queues datagrams already in reassembly
 	timeout,	// frag_timeout_ns passed before the datagram was complete (counted per datagram)
+	dup,		// the same range as a fragment held: this one dropped, the datagram kept (the kernel's IPFRAG_DUP)
+	too_many,	// more than kGroMaxFrags fragments in one datagram: the datagram is dropped
 	count_
 };
 const char *to_string(GroFragDrop d) noexcept;
@@ -219,13 +234,14 @@ const char *to_string(GroFragDrop d) noexcept;
 // Why a frame was passed without merging (GroVerdict::passed).
 enum class GroPass : uint8_t {
 	kind_off,	// not of a kind GroConfig::kinds merges (or not TCP/UDP/fragment at all)
-	flags,		// SYN, RST, URG, or no flow to join with CWR... (the kernel flushes these)
+	flags,		// SYN, RST, URG; PSH or FIN with no flow to join (the kernel holds none of these)
 	no_payload,	// TCP without payload (pure ACK), UDP datagram of 0 bytes
 	ip_options,	// IPv4 with options (GroConfig::ipv4_options off)
 	udp_no_csum,	// UDP checksum zero: UDP_GRO needs one
 	ipv6_ext,	// IPv6 extension headers the kernel does not pull (or too many)
 	geneve_hdr,	// Geneve version, OAM bit, options too long, not Ethernet inside
 	too_big,	// longer than max_size alone
+	padded,		// bytes past the IP length (Ethernet padding): the kernel merges none
 	count_
 };
 const char *to_string(GroPass p) noexcept;
@@ -265,7 +281,9 @@ struct GroStats {
 class GroEngine {
 public:
 	// 0 and *out set, or -EINVAL (a config field out of range: max_flows 0 or
-	// > 65536, max_size < 128 or > 65535, frag_queues > 65536) or -ENOMEM.
+	// > 4096, max_size < 128 or > 65535, frag_queues 0 or > 4096, geneve_port
+	// 0) or -ENOMEM. Allocates max_flows + 1 buffers of max_size and
+	// frag_queues of 64 KiB (address space; pages are touched as used).
 	static int create(const GroConfig &c, std::unique_ptr<GroEngine> *out) noexcept;
 	~GroEngine();
 	GroEngine(const GroEngine &) = delete;
