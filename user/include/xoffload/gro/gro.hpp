@@ -224,7 +224,7 @@ enum class GroFragDrop : uint8_t {
 			// ends (data past a last fragment, two last fragments of different ends)
 	mem,		// frag_mem would be passed: the fragment is dropped (ipfrag_high_thresh)
 	queues,		// frag_queues datagrams already in reassembly
-	timeout,	// frag_timeout_ns passed before the datagram was complete (counted per datagram)
+	timeout,	// frag_timeout_ns passed before the datagram was complete (or drop_fragments())
 	dup,		// the same range as a fragment held: this one dropped, the datagram kept (the kernel's IPFRAG_DUP)
 	too_many,	// more than kGroMaxFrags fragments in one datagram: the datagram is dropped
 	count_
@@ -264,9 +264,12 @@ struct GroStats {
 	std::array<uint64_t, static_cast<size_t>(GroFlush::count_)> flush_by{};
 	std::array<uint64_t, static_cast<size_t>(GroCsumError::count_)> bad_csum{};
 	// fragments
-	uint64_t frags_in = 0;
+	uint64_t frags_in = 0;		// fragments taken into reassembly (held, completing or dropped):
+					// frames_in == held + merged + passed + frags_in
 	uint64_t reassembled = 0;	// datagrams
-	std::array<uint64_t, static_cast<size_t>(GroFragDrop::count_)> frag_drop{};	// fragments (timeout: datagrams)
+	// fragments dropped, by reason; a datagram given up drops the fragments
+	// it held under the same reason
+	std::array<uint64_t, static_cast<size_t>(GroFragDrop::count_)> frag_drop{};
 	uint64_t frag_mem = 0;		// bytes held now (accounting of GroConfig::frag_mem)
 	uint64_t frag_mem_peak = 0;
 
