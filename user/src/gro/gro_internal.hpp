@@ -101,6 +101,8 @@ struct Src {
 	}
 	void copy(std::byte *dst, size_t off, size_t n) const noexcept
 	{
+		if (n == 0)
+			return;
 		if (one) [[likely]] {
 			std::memcpy(dst, f->data.data() + off, n);
 			return;
@@ -114,7 +116,8 @@ struct Src {
 				return;
 			}
 			size_t k = s.size() - off < n - done ? s.size() - off : n - done;
-			std::memcpy(dst + done, s.data() + off, k);
+			if (k)
+				std::memcpy(dst + done, s.data() + off, k);
 			done += k;
 			off = 0;
 		};
