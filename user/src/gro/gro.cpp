@@ -366,20 +366,33 @@ uint32_t flow_hash(const Parsed &p)
 	return static_cast<uint32_t>(x >> 32) ^ static_cast<uint32_t>(x);
 }
 
+// Whether n bytes are equal: 8-byte words, the last one overlapping, for
+// the few dozen bytes of a header (no call to memcmp). n >= 8.
+inline bool same_bytes(const std::byte *a, const std::byte *b, size_t n)
+{
+	uint64_t d = 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		d |= ldn64(a + i) ^ ldn64(b + i);
+	if (i < n)
+		d |= ldn64(a + n - 8) ^ ldn64(b + n - 8);
+	return d == 0;
+}
+
 // The fields that make two IP headers one flow (the rest may only flush it).
 inline bool same_ip(const std::byte *a, const std::byte *b, const Ip &ip)
 {
 	if (!ip.v6) {
 		if (ldn64(a + 12) != ldn64(b + 12) || a[9] != b[9] || a[0] != b[0])
 			return false;
-		return ip.len == 20 || std::memcmp(a + 20, b + 20, ip.len - 20) == 0;
+		return ip.len == 20 || same_bytes(a + 12, b + 12, ip.len - 12);
 	}
 	// version and flow label; traffic class only flushes (ipv6_gro_receive)
 	if ((ldn32(a) ^ ldn32(b)) & __builtin_bswap32(0xF00FFFFFu))
 		return false;
-	if (a[6] != b[6] || std::memcmp(a + 8, b + 8, 32) != 0)
+	if (a[6] != b[6] || !same_bytes(a + 8, b + 8, ip.len - 8))
 		return false;
-	return ip.len == 40 || std::memcmp(a + 40, b + 40, ip.len - 40) == 0;
+	return true;
 }
 
 // The IP fields that may only differ at a flush (inet_gro_flush,
@@ -523,14 +536,14 @@ struct Table {
 				continue;
 			const std::byte *a = f.buf, *b = p.h;
 			// the whole L2 header, tags included (gro_list_prepare, vlan_gro_receive)
-			if (std::memcmp(a, b, p.l3) != 0)
+			if (!same_bytes(a, b, p.l3))
 				continue;
 			if (p.encap) {
 				if (!same_ip(a + p.o.off, b + p.o.off, p.o) || ldn32(a + p.o_l4) != ldn32(b + p.o_l4) ||
 				    (ld16(a + p.o_l4 + 6) == 0) != (ld16(b + p.o_l4 + 6) == 0))
 					continue;
 				// Geneve header and options, then the inner L2 header
-				if (std::memcmp(a + p.gen, b + p.gen, p.ip.off - p.gen) != 0)
+				if (!same_bytes(a + p.gen, b + p.gen, p.ip.off - p.gen))
 					continue;
 			}
 			if (!same_ip(a + p.ip.off, b + p.ip.off, p.ip) || ldn32(a + p.l4) != ldn32(b + p.l4))
@@ -722,7 +735,10 @@ GroVerdict on_l4(GroEngine::Impl &m, const Src &s, Parsed &p, uint64_t now, GroS
 			const uint32_t w = ldn32(th + 12), w2 = ldn32(th2 + 12);
 			flush |= (flags & kTcpCwr) || ((w ^ w2) & ~(uint32_t{kTcpCwr | kTcpFin | kTcpPsh} << 8));
 			flush |= ldn32(th + 8) != ldn32(th2 + 8);
-			flush |= p.l4_len > 20 && std::memcmp(th + 20, th2 + 20, p.l4_len - 20) != 0;
+			if (p.l4_len == 24)
+				flush |= ldn32(th + 20) != ldn32(th2 + 20);
+			else if (p.l4_len > 24)
+				flush |= !same_bytes(th + 20, th2 + 20, p.l4_len - 20u);
 			flush |= plen - 1 >= f.gso_size;	// longer than the first segment
 			flush |= ld32(th + 4) != f.next_seq;
 		} else {
@@ -862,6 +878,13 @@ int GroEngine::receive(std::span<const GroFrame> frames, uint64_t now_ns, std::s
 	Impl &m = *impl_;
 	const uint64_t before = m.st.packets_out;
 	for (size_t i = 0; i < frames.size(); i++) {
+		// the next frame's headers on their way while this one is copied: a
+		// received frame is cold (DMA, or the kernel's copy on another CPU)
+		if (i + 1 < frames.size()) {
+			const std::byte *nx = frames[i + 1].data.data();
+			__builtin_prefetch(nx);
+			__builtin_prefetch(nx + 64);
+		}
 		m.frame_idx = static_cast<uint32_t>(i);
 		GroVerdict v = m.frame(frames[i], now_ns, sink);
 		if (!verdicts.empty())
