@@ -920,6 +920,46 @@ TEST(GroFrag, DuplicateDroppedAloneOverlapDropsTheDatagram)
 	expect_accounted(o2.st);
 }
 
+
+// inet_frag_queue_insert(): fragments that came in order form one run, and a
+// fragment inside a run is a duplicate even when no fragment had its range;
+// the same fragment against two runs (the fragments came in reverse, each
+// its own run) crosses an edge: an overlap.
+TEST(GroFrag, InsideARunIsADuplicateAcrossRunsAnOverlap)
+{
+	for (bool v6 : {false, true}) {
+		std::vector<Bytes> fr = fragments(5000, 1448, v6);
+		ASSERT_GE(fr.size(), 4u);
+		Out ref = run(fr);
+		ASSERT_EQ(ref.packets.size(), 1u);
+		// fr[1] moved 8 bytes back: inside the run fr[0]..fr[1], across fr[0] | fr[1] as two runs
+		Bytes back = fr[1];
+		FrameView v;
+		ASSERT_EQ(parse_frame(back.data(), back.size(), 0, v), "");
+		const size_t at = v6 ? v.l3 + 40 + 2 : v.l3 + 6;
+		const uint16_t w = be16(back.data() + at);
+		put16(back, at, static_cast<uint16_t>(w - (v6 ? 8 : 1)));
+		fix_csums(back);
+
+		std::vector<Bytes> in_run = {fr[0], fr[1], back};
+		in_run.insert(in_run.end(), fr.begin() + 2, fr.end());
+		Out o = run(in_run);
+		EXPECT_EQ(o.verdicts[2], GroVerdict::frag_dropped) << v6;
+		EXPECT_EQ(o.st.frag_drop[size_t(GroFragDrop::dup)], 1u) << v6;
+		EXPECT_EQ(o.st.frag_drop_total(), 1u) << v6;
+		ASSERT_EQ(o.packets.size(), 1u) << "the datagram kept " << v6;
+		EXPECT_EQ(o.packets[0], ref.packets[0]) << "the duplicate's bytes written nowhere " << v6;
+		expect_accounted(o.st);
+
+		std::vector<Bytes> two_runs = {fr[1], fr[0], back};
+		two_runs.insert(two_runs.end(), fr.begin() + 2, fr.end());
+		Out o2 = run(two_runs);
+		EXPECT_EQ(o2.verdicts[2], GroVerdict::frag_dropped) << v6;
+		EXPECT_EQ(o2.st.frag_drop[size_t(GroFragDrop::overlap)], 3u) << "it and the two held " << v6;
+		EXPECT_EQ(o2.st.reassembled, 0u) << v6;
+		expect_accounted(o2.st);
+	}
+}
 TEST(GroFrag, TimeoutsQueuesAndMemoryBound)
 {
 	std::vector<Bytes> fr = fragments(5000, 1480);

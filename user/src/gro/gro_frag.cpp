@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // IPv4 (RFC 791) and IPv6 (RFC 8200) reassembly, the mate of UFO: each
 // fragment's data copied once, at its offset, into its datagram's buffer
-// while summed; overlaps refuse the datagram (RFC 5722), an exact duplicate
-// only itself (the kernel's IPFRAG_DUP); memory, queues, fragments per
-// datagram and time bounded. Under Geneve the inner fragments are
+// while summed; overlaps refuse the datagram (RFC 5722), a fragment inside
+// a run already held only itself (the kernel's IPFRAG_DUP); memory, queues,
+// fragments per datagram and time bounded. Under Geneve the inner fragments are
 // reassembled behind the first fragment's outer headers.
 #include "gro_internal.hpp"
 
@@ -159,20 +159,38 @@ GroVerdict GroEngine::Impl::on_frag(const Src &s, Parsed &p, uint64_t now, GroSi
 		q->mem = 0;
 		q->sum = 0;
 		q->nfrags = 0;
+		q->nruns = 0;
 		q->max_size = q->max_df_size = 0;
 		q->ecn = 0;
 		q->ok_outer = true;
 		nfq++;
 	}
-	// where it goes among the others: sorted by start; an exact duplicate is
-	// dropped alone, any other overlap drops the datagram
-	uint32_t at = 0;
-	while (at < q->nfrags && q->ranges[at].start < p.foff)
-		at++;
-	if (at < q->nfrags && q->ranges[at].start == p.foff && q->ranges[at].end == fend)
-		return drop(GroFragDrop::dup, nullptr);
-	if ((at < q->nfrags && q->ranges[at].start < fend) || (at > 0 && q->ranges[at - 1].end > p.foff))
-		return drop(GroFragDrop::overlap, q);
+	// inet_frag_queue_insert(): the queue is a list of runs (fragments that
+	// came in order, each starting where the one before ended), sorted by
+	// start. A fragment past the furthest end extends the last run or starts
+	// a new one after it (starting before that end: an overlap); any other
+	// fragment lying entirely inside a run is a duplicate (dropped alone,
+	// IPFRAG_DUP, even when its bytes are not a fragment's), and one that
+	// crosses a run's edge an overlap (the datagram dropped, RFC 5722).
+	uint32_t at = q->nruns;		// the run it becomes, or extends (at == nruns - 1)
+	bool extend = false;
+	if (q->nruns && fend > q->max_end) {
+		if (p.foff < q->max_end)
+			return drop(GroFragDrop::overlap, q);
+		if (p.foff == q->max_end) {
+			at = q->nruns - 1;
+			extend = true;
+		}
+	} else if (q->nruns) {
+		at = 0;
+		while (at < q->nruns && q->ranges[at].end <= p.foff)
+			at++;
+		if (at < q->nruns && q->ranges[at].start < fend) {
+			if (p.foff >= q->ranges[at].start && fend <= q->ranges[at].end)
+				return drop(GroFragDrop::dup, nullptr);
+			return drop(GroFragDrop::overlap, q);
+		}
+	}
 	if (q->nfrags == kGroMaxFrags)
 		return drop(GroFragDrop::too_many, q);
 
@@ -189,9 +207,14 @@ GroVerdict GroEngine::Impl::on_frag(const Src &s, Parsed &p, uint64_t now, GroSi
 			return pass(s, &p, GroVerdict::bad_outer_udp_csum, GroPass::kind_off, sink, Check::no);
 		}
 	}
-	for (uint32_t k = q->nfrags; k > at; k--)
-		q->ranges[k] = q->ranges[k - 1];
-	q->ranges[at] = FragRange{p.foff, fend};
+	if (extend) {
+		q->ranges[at].end = fend;
+	} else {
+		for (uint32_t k = q->nruns; k > at; k--)
+			q->ranges[k] = q->ranges[k - 1];
+		q->ranges[at] = FragRange{p.foff, fend};
+		q->nruns++;
+	}
 	q->nfrags++;
 	q->got += flen;
 	q->sum = csum_add(q->sum, dsum, p.foff);

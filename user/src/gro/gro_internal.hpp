@@ -199,7 +199,8 @@ struct Flow {
 	uint16_t older = kNone, newer = kNone;	// age list
 };
 
-// One fragment's range within its datagram.
+// A run of fragments within its datagram (inet_frag_queue's rb-tree of
+// run heads, FRAG_CB()->frag_run_len).
 struct FragRange {
 	uint32_t start, end;
 };
@@ -223,9 +224,10 @@ struct FragQueue {
 	uint32_t mem = 0;		// accounted (GroConfig::frag_mem)
 	uint32_t sum = 0;		// partial sum of the fragmentable part (at its offsets)
 	uint16_t nfrags = 0;
+	uint16_t nruns = 0;		// runs in ranges
 	uint32_t max_size = 0, max_df_size = 0;	// IPv4: the largest fragment, the largest with DF
 	uint8_t ecn = 0;		// the ECN codepoints seen, a bit each
-	FragRange *ranges = nullptr;	// kGroMaxFrags, sorted by start
+	FragRange *ranges = nullptr;	// the runs (kGroMaxFrags at most), sorted by start
 	// the first fragment's parse, offsets from buf[0]
 	Parsed first;
 	bool ok_outer = true;		// every frame's outer checksums verified

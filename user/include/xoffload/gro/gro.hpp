@@ -225,7 +225,8 @@ enum class GroFragDrop : uint8_t {
 	mem,		// frag_mem would be passed: the fragment is dropped (ipfrag_high_thresh)
 	queues,		// frag_queues datagrams already in reassembly
 	timeout,	// frag_timeout_ns passed before the datagram was complete (or drop_fragments())
-	dup,		// the same range as a fragment held: this one dropped, the datagram kept (the kernel's IPFRAG_DUP)
+	dup,		// inside a run of contiguous fragments held (inet_frag_queue_insert's IPFRAG_DUP, whatever
+			// its bytes): this one dropped, the datagram kept; crossing a run's edge is an overlap
 	too_many,	// more than kGroMaxFrags fragments in one datagram: the datagram is dropped
 	count_
 };
