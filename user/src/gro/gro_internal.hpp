@@ -22,6 +22,7 @@ inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh
 			 kTcpCwr = 0x80;
 inline constexpr uint16_t kIpDf = 0x4000, kIpMf = 0x2000;
 inline constexpr uint16_t kNone = 0xffff;	// no slot
+inline constexpr size_t kFastHdr = 96;		// header bytes the fast path compares (fast_merge)
 
 static_assert(std::endian::native == std::endian::little, "the byte swaps assume a little-endian host");
 inline uint16_t ld16(const std::byte *p) noexcept
@@ -197,6 +198,15 @@ struct Flow {
 	uint8_t or_flags = 0;		// TCP FIN/PSH of the segments merged
 	uint16_t chain = kNone;		// next in the hash bucket
 	uint16_t older = kNone, newer = kNone;	// age list
+	// the fast path (gro.cpp fast_merge): plain TCP whose headers fit in
+	// kFastHdr; mask: 0xff on the header bytes a frame must have equal to
+	// the first frame's, 0 on the fields that vary (lengths, IPv4 ID and
+	// checksum, TCP sequence, checksum, urgent pointer) and past the headers
+	bool fast = false;
+	uint16_t id0 = 0;		// the first frame's IPv4 ID
+	uint32_t ip_sum0 = 0;		// IPv4 header sum, the varying fields taken as 0
+	uint32_t l4_sum0 = 0;		// pseudo-header addresses and protocol + TCP header sum, ditto
+	alignas(32) std::array<std::byte, kFastHdr> mask{};
 };
 
 // A run of fragments within its datagram (inet_frag_queue's rb-tree of
@@ -262,8 +272,13 @@ struct GroEngine::Impl {
 	std::unique_ptr<std::byte[]> lin;
 	uint32_t lin_cap = 0;
 	uint32_t frame_idx = UINT32_MAX;	// the frame receive() is at
+	uint16_t last = gro_detail::kNone;	// the fast flow the last frame started or joined
+	bool avx2 = false;		// the AVX2 copy+checksum is csum_copy's: called directly
 
 	GroVerdict frame(const GroFrame &f, uint64_t now, GroSink sink) noexcept;
+	// last != kNone: merges f into that flow when it continues it in the
+	// common way (gro.cpp); false: nothing done, frame() decides.
+	bool fast_merge(const GroFrame &f, GroSink sink) noexcept;
 	GroVerdict on_frag(const gro_detail::Src &s, gro_detail::Parsed &p, uint64_t now, GroSink sink) noexcept;
 	// Emits a frame as it is (v: passed, malformed or a bad_* verdict, which
 	// it counts).
