@@ -3,7 +3,9 @@
 // its addresses and ports, applies the kernel's merge rules to the headers,
 // then copies the payload straight behind the flow's bytes while summing it
 // (the fused copy+checksum of xo_packet), and commits the merge only when
-// every checksum verifies. A super-packet's length fields and checksums are
+// every checksum verifies. The next segment of the flow the last frame
+// joined skips all that for a masked compare of its headers against the
+// flow's first frame (fast_merge), with the same outcome. A super-packet's length fields and checksums are
 // written once, when it is emitted. Fragments: gro_frag.cpp.
 #include <algorithm>
 #include <cerrno>

@@ -23,7 +23,9 @@
 //              (UDP_GRO_CNT_MAX) per super-packet.
 //      frag    IPv4 (RFC 791) and IPv6 (RFC 8200) reassembly: overlapping
 //              fragments refuse the datagram (RFC 5722; the kernel does the
-//              same for IPv4 since 4.19), so do fragments beyond 65535 bytes,
+//              same for IPv4 since 4.19), but one inside a run of contiguous
+//              fragments held is a duplicate, dropped alone (as the kernel's
+//              inet_frag_queue_insert), so do fragments beyond 65535 bytes,
 //              a queue older than frag_timeout_ns, and fragments past the
 //              frag_mem bound (ipfrag_high_thresh).
 //      geneve  Geneve frames (GroConfig::geneve_port) whose outer headers
