@@ -25,9 +25,9 @@ struct Options {
 	unsigned runs = 0;	// timed calls per case
 	int cpu = -1;		// -1: the last CPU this process may use
 	int verbose = 0;
-	unsigned slots = 0;	// gso: UMEM slots the output frames cycle through
+	unsigned slots = 0;	// gso: UMEM slots the output frames cycle through; gro: the input frames'
 	std::string csum_impl;	// gso: force scalar/avx2/avx512 (empty: the engine's choice)
-	std::vector<std::string> cases;	// gso: only these cases (empty: all)
+	std::vector<std::string> cases;	// gso, gro: only these cases (empty: all)
 };
 
 // Exit codes, as the CLI uses them.
@@ -87,6 +87,7 @@ int run_xdp(int fd, bool live, uint32_t batch, const void *in, uint32_t in_len, 
 // Subcommands. Each returns an exit code.
 int run_vlan(const Options &opt);
 int run_gso(const Options &opt);
+int run_gro(const Options &opt);
 int run_geneve(const Options &opt);
 int run_compose(const Options &opt);
 

@@ -161,6 +161,13 @@ int main(int argc, char **argv)
 	gso->add_option("--case", opt.cases, "only these cases (repeatable), e.g. --case tso4 --case tso4+2tag");
 	gso->callback([&] { rc = run_gso(opt); });
 
+	CLI::App *gro = app.add_subcommand("gro", "software GRO Mframes/s per core vs memcpy and DPDK librte_gro");
+	common(gro);
+	gro->add_option("--slots", opt.slots, "UMEM slots of 2048 B the input frames sit in (default 4096)")
+		->check(CLI::Range(64u, 1u << 20));
+	gro->add_option("--case", opt.cases, "only these cases (repeatable), e.g. --case tcp4 --case tcp4+vlan");
+	gro->callback([&] { rc = run_gro(opt); });
+
 	CLI::App *gnv = app.add_subcommand("geneve", "XDP Geneve classify/decap ns per packet vs an empty program");
 	common(gnv);
 	gnv->add_option("--case", opt.cases,

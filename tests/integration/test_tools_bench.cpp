@@ -90,6 +90,45 @@ TEST(ToolsBench, RunsTheQuickVlanBench)
 	EXPECT_NE(r.out.find("\"ratio\":"), std::string::npos) << r.out;
 }
 
+// tools/bench gro --quick: every row measured (ours and memcpy, and DPDK's
+// where it has the protocol and libdpdk-dev is installed), the targets
+// judged; the bench verifies each row's super-packet before timing and exits
+// 1 when one is wrong.
+TEST(ToolsBench, RunsTheQuickGroBench)
+{
+	ASSERT_FALSE(bench_script().empty()) << "XO_SOURCE_DIR must be set (run through ctest)";
+	if (!env_or_empty("XO_IN_VM").empty())
+		GTEST_SKIP() << "a timing run under emulation (tools/vm-test, TCG) measures nothing and takes minutes";
+	CmdResult r = run_cmd({bench_script(), "gro", "--quick", "--json"}, 300);
+	ASSERT_EQ(r.exit_code, 0) << r.describe();
+	EXPECT_NE(r.out.find("{\"bench\":\"gro\""), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("\"quick\":true"), std::string::npos) << r.out;
+	for (const char *row : {"tcp4", "tcp4+vlan", "tcp6", "udp4", "frag4", "tcp4+geneve"}) {
+		size_t at = r.out.find(std::string("{\"name\":\"") + row + "\"");
+		ASSERT_NE(at, std::string::npos) << "row " << row << ": " << r.out;
+		std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+		EXPECT_EQ(line.find("\"ours_mfps\":null"), std::string::npos) << line;
+		EXPECT_EQ(line.find("\"memcpy_mfps\":null"), std::string::npos) << line;
+		EXPECT_EQ(line.find("\"vs_memcpy\":null"), std::string::npos) << line;
+	}
+	// the three targets, each judged on its rows (DPDK's: n/a without libdpdk-dev)
+	for (const char *t : {"1.5x DPDK", "0.6x memcpy", "0.97x untagged"}) {
+		size_t at = r.out.find(t);
+		ASSERT_NE(at, std::string::npos) << t << ": " << r.out;
+		std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+		bool judged = line.find("\"verdict\":\"met\"") != std::string::npos ||
+			      line.find("\"verdict\":\"not met\"") != std::string::npos;
+		EXPECT_TRUE(judged || (std::string(t) == "1.5x DPDK" && line.find("\"verdict\":\"n/a\"") != std::string::npos))
+			<< line;
+	}
+
+	r = run_cmd({bench_script(), "gro", "--quick", "--case", "tcp4"}, 300);
+	ASSERT_EQ(r.exit_code, 0) << r.describe();
+	EXPECT_NE(r.out.find("[--quick: smoke test, not a result]"), std::string::npos) << r.out;
+	EXPECT_NE(r.out.find("tcp4 "), std::string::npos) << r.out;
+	EXPECT_EQ(r.out.find("tcp6 "), std::string::npos) << "--case tcp4 ran another row: " << r.out;
+}
+
 // The veth benches check their own accounting on every run (every frame
 // send completed is counted at the TC sink, recv's received + dropped is
 // what was sent or injected) and exit 1 naming the path that lost one: a

@@ -85,7 +85,25 @@ Status check_recv(const XskOpts &o)
 		return usage_error("--multi-buffer must be auto, on or off");
 	if (o.pcap_per_socket && o.pcap.empty())
 		return usage_error("--pcap-per-socket needs --pcap");
+	if (o.gro && !o.gro->empty()) {
+		GroKinds k;
+		if (gro_kinds_parse(*o.gro, &k) < 0)
+			return usage_error("--gro: '" + *o.gro + "' is not a list of tcp, udp, frag, geneve (or all)");
+	}
 	return ok();
+}
+
+// recv --gro / --verify-csum: the engine's config (GroConfig's defaults:
+// the kernel's bounds), or none.
+std::optional<GroConfig> gro_config(const XskOpts &o)
+{
+	if (!o.gro && !o.verify_csum)
+		return std::nullopt;
+	GroConfig c;
+	if (o.gro)
+		(void)gro_kinds_parse(o.gro->empty() ? "all" : *o.gro, &c.kinds);
+	c.verify_csum = o.verify_csum;
+	return c;
 }
 
 // recv --geneve: xdp_geneve's maps, the socket count, and the warnings of
@@ -249,15 +267,19 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	}
 	std::optional<PcapWriter> pcap;		// every frame, or
 	std::vector<PcapWriter> pcaps;		// one file per socket
+	// a super-packet is up to 65535 bytes from its L3 header: tcpdump's own
+	// default snaplen keeps it whole
+	const std::optional<GroConfig> gro = gro_config(o);
+	const uint32_t snaplen = gro ? 262144 : 65535;
 	if (!o.pcap.empty() && !o.pcap_per_socket) {
-		auto w = PcapWriter::open(o.pcap);
+		auto w = PcapWriter::open(o.pcap, snaplen);
 		if (!w)
 			return w.error();
 		pcap.emplace(std::move(*w));
 	}
 	if (o.pcap_per_socket) {
 		for (size_t i = 0; i < e.socks.size(); i++) {
-			auto w = PcapWriter::open(pcap_per_socket_name(o.pcap, i));
+			auto w = PcapWriter::open(pcap_per_socket_name(o.pcap, i), snaplen);
 			if (!w)
 				return w.error();
 			pcaps.push_back(std::move(*w));
@@ -284,6 +306,7 @@ Status run_recv(const Globals &g, const XskOpts &o)
 	rc.interval = o.interval;
 	rc.batch = o.batch;
 	rc.cpus = *worker_cpus(o);
+	rc.gro = gro;
 	RecvHooks hooks;
 	hooks.stop = [] { return stop_requested(); };
 	hooks.interval = [&](const Totals &now, const Totals &prev, double dt) {
@@ -331,7 +354,8 @@ Status run_recv(const Globals &g, const XskOpts &o)
 			return s;
 		pcap_frames += w.frames();
 	}
-	print_summary(g, *dev, e, true, t, r.secs, xc ? &*xc : nullptr, pcap_frames, r.interrupted, gnv ? &*gnv : nullptr);
+	print_summary(g, *dev, e, true, t, r.secs, xc ? &*xc : nullptr, pcap_frames, r.interrupted, gnv ? &*gnv : nullptr,
+		      gro ? &r.gro : nullptr);
 	if (t.dev_rx)
 		if (auto n = rx_lost_note(dev->name, *t.dev_rx, e.mode == "zero-copy"); !n.empty())
 			std::fprintf(stderr, "%s\n", n.c_str());

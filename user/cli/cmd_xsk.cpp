@@ -259,6 +259,15 @@ void add_xsk_commands(CLI::App &app, Globals &g, int &rc)
 	r->add_option("--multi-buffer", ro->multi_buffer,
 		      "XDP_USE_SG (frames over several chunks): auto (when the MTU needs it), on or off")
 		->capture_default_str();
+	r->add_option("--gro", ro->gro,
+		      "Receive offload in software: merge TCP/UDP segments into super-packets by the kernel's GRO rules "
+		      "and reassemble IP fragments, checksums verified in the copy; KINDS: tcp,udp,frag,geneve (default "
+		      "all of them); --pcap then writes the merged packets")
+		->expected(0, 1)
+		->type_name("[KINDS]");
+	r->add_flag("--verify-csum", ro->verify_csum,
+		    "Verify the IPv4 header and TCP/UDP checksums (outer and inner under Geneve) of every frame, "
+		    "merged or not, and count the bad ones by reason");
 	r->callback([&g, &rc, ro, xdp_mode, r_interval] {
 		ro->xdp_mode_given = xdp_mode->count() > 0;
 		ro->interval_given = r_interval->count() > 0;

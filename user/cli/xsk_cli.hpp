@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "xoffload/geneve/geneve.hpp"
+#include "xoffload/gro/gro.hpp"
 #include "xoffload/gso/gso.hpp"
 #include "xoffload/xsk/traffic.hpp"
 #include "xoffload/xsk/engine.hpp"
@@ -70,6 +71,9 @@ struct XskOpts {
 	bool geneve = false;		// sockets in xdp_geneve's XSKMAP instead of xdp_xsk
 	std::optional<std::string> vni;	// --geneve: take the socket count from this VNI's rule
 	bool pcap_per_socket = false;	// FILE.<socket>.pcap each
+	// recv --gro [KINDS]: "" (given bare) is every kind; --verify-csum
+	std::optional<std::string> gro;
+	bool verify_csum = false;
 };
 
 Status run_send(const Globals &g, const XskOpts &o);
@@ -113,7 +117,7 @@ void print_interval(const Globals &g, const Netdev &dev, const xsk::Engine &e, b
 // The summary; gnv: xdp_geneve's counters over the run (recv --geneve).
 void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bool rx, const xsk::Totals &t,
 		   double secs, const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted,
-		   const GeneveCounterSet *gnv = nullptr);
+		   const GeneveCounterSet *gnv = nullptr, const GroStats *gro = nullptr);
 // The "tx plan:" line (always, on stderr; the reasons behind it with -v).
 void print_plan(const Globals &g, const xsk::Engine &e, const TxPlan &p, const char *gso,
 		const features::KernelArg &k);

@@ -90,8 +90,47 @@ void accounting_out(const xsk::Engine &e, Json &j)
 // counters of this run (they start at zero with every run, which Prometheus
 // takes as a counter reset), the run's length and whether its frame
 // accounting held.
+// recv --gro / --verify-csum: the engines' counters (summed over the
+// workers), one family per counter and its causes as labels, as gro_json.
+void prom_gro(Prom &p, const GroStats &s)
+{
+	p.family("xoffload_gro_frames_total", "counter", "Frames the GRO engines took in").sample({}, s.frames_in);
+	p.family("xoffload_gro_frame_bytes_total", "counter", "Bytes of those frames").sample({}, s.bytes_in);
+	p.family("xoffload_gro_packets_total", "counter", "Packets the GRO engines emitted, merged or not")
+		.sample({}, s.packets_out);
+	p.family("xoffload_gro_packet_bytes_total", "counter", "Bytes of those packets").sample({}, s.bytes_out);
+	p.family("xoffload_gro_super_packets_total", "counter", "Packets emitted made of two frames or more")
+		.sample({}, s.super_packets);
+	p.family("xoffload_gro_frame_verdicts_total", "counter",
+		 "Frames by what became of them (held: started a super-packet; passed includes malformed and bad "
+		 "checksums; fragment: taken into reassembly)");
+	const std::pair<const char *, uint64_t> verdicts[] = {
+		{"held", s.held}, {"merged", s.merged}, {"passed", s.passed}, {"fragment", s.frags_in}};
+	for (const auto &[v, n] : verdicts)
+		p.sample({{"verdict", v}}, n);
+	p.family("xoffload_gro_malformed_total", "counter", "Frames whose headers lie, passed as they were")
+		.sample({}, s.malformed);
+	p.family("xoffload_gro_flushes_total", "counter", "Packets emitted, by why they went out");
+	for (size_t i = 0; i < s.flush_by.size(); i++)
+		p.sample({{"cause", to_string(static_cast<GroFlush>(i))}}, s.flush_by[i]);
+	p.family("xoffload_gro_passed_total", "counter", "Frames passed unmerged, by reason");
+	for (size_t i = 0; i < s.pass_by.size(); i++)
+		p.sample({{"reason", to_string(static_cast<GroPass>(i))}}, s.pass_by[i]);
+	p.family("xoffload_gro_bad_csum_total", "counter", "Frames with a wrong checksum (never merged), by where");
+	for (size_t i = 0; i < s.bad_csum.size(); i++)
+		p.sample({{"where", to_string(static_cast<GroCsumError>(i))}}, s.bad_csum[i]);
+	p.family("xoffload_gro_reassembled_total", "counter", "IP datagrams reassembled from fragments")
+		.sample({}, s.reassembled);
+	p.family("xoffload_gro_fragment_drops_total", "counter", "Fragments dropped, by reason");
+	for (size_t i = 0; i < s.frag_drop.size(); i++)
+		p.sample({{"reason", to_string(static_cast<GroFragDrop>(i))}}, s.frag_drop[i]);
+	p.family("xoffload_gro_fragment_memory_peak_bytes", "gauge", "Most bytes held in fragment queues at once")
+		.sample({}, s.frag_mem_peak);
+}
+
 void prom_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bool rx, const xsk::Totals &t,
-		  double secs, const xsk::XskProgCounters *xc, bool interrupted, const GeneveCounterSet *gnv)
+		  double secs, const xsk::XskProgCounters *xc, bool interrupted, const GeneveCounterSet *gnv,
+		  const GroStats *gro)
 {
 	const std::string dir = rx ? "rx" : "tx";
 	Prom p({{"netns", g.netns}, {"ifname", dev.name}, {"dir", dir}});
@@ -151,6 +190,8 @@ void prom_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, boo
 		for (unsigned r = 0; r < kGeneveStats; r++)
 			p.sample({{"reason", geneve_counter_name(r)}}, static_cast<uint64_t>((*gnv)[r].packets));
 	}
+	if (gro)
+		prom_gro(p, *gro);
 	p.family("xoffload_xsk_thread_packets_total", "counter",
 		 "Frames each worker thread's sockets received or sent (cpu: where it was pinned)");
 	for (size_t t = 0; t < e.threads.size(); t++)
@@ -197,14 +238,77 @@ void print_interval(const Globals &g, const Netdev &dev, const xsk::Engine &e, b
 	std::fflush(stdout);
 }
 
+namespace {
+
+// recv --gro / --verify-csum: the engines' counters, as JSON.
+void gro_json(Json &j, const GroStats &s)
+{
+	j.begin_object("gro").kv("frames_in", s.frames_in).kv("packets_out", s.packets_out)
+		.kv("merge_ratio", s.merge_ratio()).kv("super_packets", s.super_packets).kv("held", s.held)
+		.kv("merged", s.merged).kv("passed", s.passed).kv("malformed", s.malformed).kv("bytes_in", s.bytes_in)
+		.kv("bytes_out", s.bytes_out);
+	j.begin_object("flushes");
+	for (size_t i = 0; i < s.flush_by.size(); i++)
+		j.kv(to_string(static_cast<GroFlush>(i)), s.flush_by[i]);
+	j.end_object().begin_object("passed_by");
+	for (size_t i = 0; i < s.pass_by.size(); i++)
+		j.kv(to_string(static_cast<GroPass>(i)), s.pass_by[i]);
+	j.end_object().begin_object("bad_csum").kv("total", s.bad_csum_total());
+	for (size_t i = 0; i < s.bad_csum.size(); i++)
+		j.kv(to_string(static_cast<GroCsumError>(i)), s.bad_csum[i]);
+	j.end_object().begin_object("fragments").kv("in", s.frags_in).kv("reassembled", s.reassembled)
+		.kv("mem_peak", s.frag_mem_peak).begin_object("dropped").kv("total", s.frag_drop_total());
+	for (size_t i = 0; i < s.frag_drop.size(); i++)
+		j.kv(to_string(static_cast<GroFragDrop>(i)), s.frag_drop[i]);
+	j.end_object().end_object().end_object();
+}
+
+// The same as text lines: only the causes and reasons that happened.
+void gro_text(const GroStats &s)
+{
+	std::printf("  gro: %" PRIu64 " frames in, %" PRIu64 " packets out (merge ratio %.2f), %" PRIu64
+		    " super-packets; held %" PRIu64 " merged %" PRIu64 " passed %" PRIu64 " malformed %" PRIu64 "\n",
+		    s.frames_in, s.packets_out, s.merge_ratio(), s.super_packets, s.held, s.merged, s.passed,
+		    s.malformed);
+	std::printf("    flushes:");
+	for (size_t i = 0; i < s.flush_by.size(); i++)
+		if (s.flush_by[i])
+			std::printf(" %s %" PRIu64, to_string(static_cast<GroFlush>(i)), s.flush_by[i]);
+	std::printf("%s\n    bad checksums: %" PRIu64, s.packets_out ? "" : " none", s.bad_csum_total());
+	for (size_t i = 0; i < s.bad_csum.size(); i++)
+		if (s.bad_csum[i])
+			std::printf(" %s %" PRIu64, to_string(static_cast<GroCsumError>(i)), s.bad_csum[i]);
+	std::printf("\n");
+	uint64_t by = 0;
+	for (uint64_t v : s.pass_by)
+		by += v;
+	if (by) {
+		std::printf("    passed by:");
+		for (size_t i = 0; i < s.pass_by.size(); i++)
+			if (s.pass_by[i])
+				std::printf(" %s %" PRIu64, to_string(static_cast<GroPass>(i)), s.pass_by[i]);
+		std::printf("\n");
+	}
+	if (s.frags_in) {
+		std::printf("    fragments: %" PRIu64 " in, %" PRIu64 " datagrams reassembled, %" PRIu64 " dropped",
+			    s.frags_in, s.reassembled, s.frag_drop_total());
+		for (size_t i = 0; i < s.frag_drop.size(); i++)
+			if (s.frag_drop[i])
+				std::printf(" %s %" PRIu64, to_string(static_cast<GroFragDrop>(i)), s.frag_drop[i]);
+		std::printf(", memory peak %" PRIu64 " B\n", s.frag_mem_peak);
+	}
+}
+
+} // namespace
+
 void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bool rx, const xsk::Totals &t,
 		   double secs, const xsk::XskProgCounters *xc, uint64_t pcap_frames, bool interrupted,
-		   const GeneveCounterSet *gnv)
+		   const GeneveCounterSet *gnv, const GroStats *gro)
 {
 	double pps = secs > 0 ? static_cast<double>(t.packets) / secs : 0;
 	double gbps = secs > 0 ? static_cast<double>(t.bytes) * 8 / secs / 1e9 : 0;
 	if (g.prometheus) {
-		prom_summary(g, dev, e, rx, t, secs, xc, interrupted, gnv);
+		prom_summary(g, dev, e, rx, t, secs, xc, interrupted, gnv, gro);
 		return;
 	}
 	if (g.json) {
@@ -252,6 +356,8 @@ void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bo
 		}
 		if (pcap_frames)
 			j.kv("pcap_frames", pcap_frames);
+		if (gro)
+			gro_json(j, *gro);
 		sockets_out(e, rx, &j);
 		threads_out(e, &j);
 		accounting_out(e, j);
@@ -299,8 +405,10 @@ void print_summary(const Globals &g, const Netdev &dev, const xsk::Engine &e, bo
 				std::printf(" %s %" PRIu64, geneve_counter_name(r), static_cast<uint64_t>((*gnv)[r].packets));
 		std::printf("\n");
 	}
+	if (gro)
+		gro_text(*gro);
 	if (pcap_frames)
-		std::printf("  pcap: %" PRIu64 " frames written\n", pcap_frames);
+		std::printf("  pcap: %" PRIu64 " %s written\n", pcap_frames, gro ? "packets" : "frames");
 	std::printf("  frame accounting: %s\n", xsk::accounting_ok(e) ? "consistent" : "INCONSISTENT");
 	std::fflush(stdout);
 }

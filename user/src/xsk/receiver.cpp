@@ -113,9 +113,38 @@ struct RecvShared {
 
 // One worker: its sockets' RX rings drained, refilled and woken until the
 // count is reached or the reporting thread says stop.
-void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, RecvSinks sinks, std::mutex &all_m,
-		RecvShared &sh, TotalsBoard &board, size_t t, double &user_s, double &sys_s)
+// recv --gro: a worker's frames through its engine, the packets it emits to
+// the pcap writer (if any).
+struct GroRun {
+	GroEngine *eng = nullptr;
+	std::vector<GroFrame> frames;
+	std::vector<std::span<const std::byte>> pieces;	// the buffers after the first of each frame
+	PcapWriter *w = nullptr;
+	timespec ts{};
+	void operator()(const GroPacket &p) noexcept
+	{
+		if (w)
+			w->write(p.data, ts);
+	}
+};
+
+uint64_t monotonic_ns()
 {
+	timespec t{};
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
+void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, RecvSinks sinks, std::mutex &all_m,
+		RecvShared &sh, TotalsBoard &board, size_t t, double &user_s, double &sys_s, GroEngine *gro)
+{
+	GroRun gr;
+	gr.eng = gro;
+	if (gro) {
+		gr.frames.reserve(std::max(c.batch, kMaxRxChain));
+		gr.pieces.resize(std::max(c.batch, kMaxRxChain));
+	}
+	const GroSink gro_out = gro_sink(gr);
 	// room for the longest descriptor chain: rx_peek then returns whole frames
 	std::vector<RxDesc> descs(std::max(c.batch, kMaxRxChain));
 	std::vector<pollfd> pfds;
@@ -149,6 +178,42 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 				continue;
 			any = true;
 			PcapWriter *w = sinks.per_socket.empty() ? sinks.all : &sinks.per_socket[k];
+			if (gro) {
+				// whole frames (a chain's buffers after the first in pieces), the
+				// counted ones only; the batch's held packets flushed at its end
+				// as a NAPI poll's
+				std::unique_lock<std::mutex> l(all_m, std::defer_lock);
+				if (w && w == sinks.all)
+					l.lock();
+				gr.w = w;
+				clock_gettime(CLOCK_REALTIME, &gr.ts);
+				gr.frames.clear();
+				size_t np = 0;
+				uint64_t whole = 0;
+				for (uint32_t i = 0; i < n && whole < counted; i++) {
+					const auto &d = descs[i];
+					std::span<const std::byte> b{s.data(d.addr), d.len};
+					const bool first = i == 0 || !descs[i - 1].more;
+					if (first) {
+						gr.frames.push_back(GroFrame{b, {}});
+					} else if (np < gr.pieces.size()) {
+						GroFrame &f = gr.frames.back();
+						if (f.more.empty())
+							f.more = {gr.pieces.data() + np, 0};
+						gr.pieces[np++] = b;
+						f.more = {f.more.data(), f.more.size() + 1};
+					}
+					if (!d.more)
+						whole++;
+				}
+				const uint64_t now = monotonic_ns();
+				(void)gro->receive(gr.frames, now, {}, gro_out);
+				gro->flush(gro_out);
+				gro->flush_expired(now, gro_out);
+				s.rx_release({descs.data(), n});
+				s.refill();
+				continue;
+			}
 			if (w) {
 				std::unique_lock<std::mutex> l(all_m, std::defer_lock);
 				if (w == sinks.all)
@@ -192,6 +257,11 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 				(void)::poll(pfds.data(), pfds.size(), 10);
 		}
 	}
+	if (gro) {
+		gr.w = nullptr;	// the writers may be closed: what is left is counted, not written
+		gro->flush(gro_out);
+		gro->drop_fragments();
+	}
 	sh.count.commit(unlimited, unlimited);
 	board.finish(t, sum_of(e, idx, true));
 	thread_cpu(user_s, sys_s);
@@ -207,12 +277,20 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	RecvShared sh(c.count);
 	std::mutex all_m;
 	std::vector<std::pair<double, double>> cpu(plan.size());
+	std::vector<std::unique_ptr<GroEngine>> gro(plan.size());
+	if (c.gro)
+		for (auto &g : gro)
+			if (int r = GroEngine::create(*c.gro, &g); r < 0)
+				return errno_error("GRO engine", r);
 	const double t0 = monotonic_seconds();
 	double next_watch = 0;
 	double last_rx = 0;	// when the workers were last seen with frames; 0: none yet
 	IntervalReports reports(board, c.interval, t0, hooks.interval);
 	auto st = run_threads(
-		plan, [&](size_t t) { receive_on(e, plan.socks[t], c, sinks, all_m, sh, board, t, cpu[t].first, cpu[t].second); },
+		plan,
+		[&](size_t t) {
+			receive_on(e, plan.socks[t], c, sinks, all_m, sh, board, t, cpu[t].first, cpu[t].second, gro[t].get());
+		},
 		[&] {
 			if (sh.stop.load())
 				return;
@@ -242,6 +320,9 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 		return st.error();
 	res.secs = monotonic_seconds() - t0;
 	res.frames = sh.count.committed();
+	for (const auto &g : gro)
+		if (g)
+			res.gro += g->stats();
 	e.threads.clear();
 	for (size_t t = 0; t < plan.size(); t++) {
 		e.threads.push_back(thread_totals(e, plan, t, true, cpu[t].first, cpu[t].second));

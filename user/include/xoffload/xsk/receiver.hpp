@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "xoffload/geneve/geneve.hpp"
+#include "xoffload/gro/gro.hpp"
 #include "xoffload/core/linkwatch.hpp"
 #include "xoffload/xsk/pcap.hpp"
 #include "xoffload/xsk/engine.hpp"
@@ -96,6 +97,11 @@ struct RecvConfig {
 	double interval = 1.0;		// <= 0: no interval reports
 	uint32_t batch = 64;		// descriptors per ring operation
 	std::vector<int> cpus;		// one worker thread per CPU, pinned; empty: one per queue, unpinned
+	// recv --gro / --verify-csum: every worker runs its own GroEngine over
+	// its batches (flushed at the end of each batch, fragments expired on
+	// the batch's clock) and the sinks get the packets it emits, not the
+	// wire frames
+	std::optional<GroConfig> gro;
 };
 
 // Where frames are written: every frame to @all (one writer for all the
@@ -116,13 +122,15 @@ struct RecvResult {
 	bool interrupted = false;
 	std::optional<std::string> dev_gone;	// why the device went away, when it did
 	uint64_t frames = 0;			// whole frames counted: c.count at most
+	GroStats gro;				// RecvConfig::gro: every worker's engine, summed
 };
 
 // Receives on every socket of @e until c.count frames, the duration, the
 // idle time, the device going away (@watch, looked at every 0.1 s) or
 // hooks.stop; refills the fill rings and wakes the kernel where it asks.
 // e.threads gets what each worker received. Runtime error only when a
-// worker thread could not be started or pinned.
+// worker thread could not be started or pinned, or c.gro's engines not
+// created (its config out of range, memory).
 Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, RecvSinks sinks, const RecvHooks &hooks);
 
 } // namespace xoffload::xsk
