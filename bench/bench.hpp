@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -107,5 +108,46 @@ int measure_composed(uint64_t frames, unsigned runs, int verbose, std::vector<Co
 // Prints the rows (a JSON member "composed":[...] with @json); true when
 // the target (ratio <= 1) is missed.
 bool print_composed(const std::vector<ComposedResult> &rows, bool json);
+
+// A target over the rows it applies to: the worst row and how many pass
+// (the gso and gro benches' target tables).
+struct Target {
+	const char *name;
+	double threshold;
+	double worst = 0;
+	const char *worst_case = "-";
+	unsigned rows = 0, passed = 0;
+
+	void add(const char *row, double v)
+	{
+		if (v <= 0)
+			return;
+		if (!rows || v < worst) {
+			worst = v;
+			worst_case = row;
+		}
+		rows++;
+		passed += v >= threshold;
+	}
+	bool pass() const { return rows && passed == rows; }
+};
+
+// The run of the row called @name (Run::def->name), or nullptr.
+template <class Run>
+const Run *find_row(const std::vector<Run> &runs, const char *name)
+{
+	for (const auto &r : runs)
+		if (name && !std::strcmp(r.def->name, name))
+			return &r;
+	return nullptr;
+}
+
+// @v printed with the printf format @f.
+inline std::string fmt(const char *f, double v)
+{
+	char b[48];
+	std::snprintf(b, sizeof(b), f, v);
+	return b;
+}
 
 } // namespace xoffload::bench

@@ -596,12 +596,6 @@ Ratio paired(const std::vector<double> &ta, const std::vector<double> &tb)
 	return r;
 }
 
-std::string fmt(const char *f, double v)
-{
-	char b[48];
-	std::snprintf(b, sizeof(b), f, v);
-	return b;
-}
 
 std::string num(const Figure &f)
 {
@@ -630,34 +624,6 @@ std::string json_ratio(const Ratio &r)
 	return "{\"median\":" + fmt("%.4g", r.med) + ",\"min\":" + fmt("%.4g", r.min) + ",\"max\":" + fmt("%.4g", r.max) + "}";
 }
 
-struct Target {
-	const char *name;
-	double threshold;
-	double worst = 0;
-	const char *worst_case = "-";
-	unsigned rows = 0, passed = 0;
-
-	void add(const char *row, double v)
-	{
-		if (v <= 0)
-			return;
-		if (!rows || v < worst) {
-			worst = v;
-			worst_case = row;
-		}
-		rows++;
-		passed += v >= threshold;
-	}
-	bool pass() const { return rows && passed == rows; }
-};
-
-const CaseRun *find_row(const std::vector<CaseRun> &runs, const char *name)
-{
-	for (const auto &r : runs)
-		if (name && !std::strcmp(r.def->name, name))
-			return &r;
-	return nullptr;
-}
 
 // One burst through the engine, checked: one packet, every frame in it,
 // the super-packet's bytes. "" or what is wrong.

@@ -715,41 +715,7 @@ double ratio(const Figure &a, const Figure &b)
 	return a.valid && b.valid && b.mfps > 0 ? a.mfps / b.mfps : 0;
 }
 
-struct Target {
-	const char *name;
-	double threshold;
-	double worst = 0;
-	const char *worst_case = "-";
-	unsigned rows = 0, passed = 0;
 
-	void add(const char *row, double v)
-	{
-		if (v <= 0)
-			return;
-		if (!rows || v < worst) {
-			worst = v;
-			worst_case = row;
-		}
-		rows++;
-		passed += v >= threshold;
-	}
-	bool pass() const { return rows && passed == rows; }
-};
-
-const CaseRun *find_row(const std::vector<CaseRun> &runs, const char *name)
-{
-	for (const auto &r : runs)
-		if (name && !std::strcmp(r.def->name, name))
-			return &r;
-	return nullptr;
-}
-
-std::string fmt(const char *f, double v)
-{
-	char b[32];
-	std::snprintf(b, sizeof(b), f, v);
-	return b;
-}
 
 std::string num(const Figure &f, bool gbit = false)
 {
