@@ -421,6 +421,12 @@ TEST_F(VlanVeth, RearmPutsTheSameProgramBack)
 	};
 	const uint32_t before = hook_id(b_);
 	ASSERT_NE(before, 0u) << "no native program on " << b_.ifname;
+	// status warns where the driver forgets its program at a close (vmxnet3), only there
+	const std::string drv = nic_driver(b_.ns, b_.ifname);
+	CmdResult st = tool(b_.ns, {"status", b_.ifname});
+	EXPECT_EQ(st.out.find("drops its XDP program at every link down") != std::string::npos,
+		  !drv.empty() && features::nic_facts_running(drv).xdp_lost_on_close.value)
+		<< (drv.empty() ? "veth" : drv) << ": " << st.out;
 	for (const Endpoint *e : {&b_, &a_}) {
 		InNetns in(e->ns);
 		ASSERT_TRUE(in.ok());

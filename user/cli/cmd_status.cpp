@@ -3,6 +3,7 @@
 // all, their pins, and pin directories whose interface is gone.
 #include <net/if.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "commands.hpp"
 #include "xoffload/bpf/loader.hpp"
 #include "xoffload/core/pins.hpp"
+#include "xoffload/features/features.hpp"
 #include "xoffload/xsk/prog.hpp"
 
 namespace xoffload::cli {
@@ -58,6 +60,20 @@ void status_text(const IfStatus &st)
 			    st.composed	     ? "composed program"
 			    : st.xdp_multiprog ? "libxdp dispatcher"
 					       : "single program");
+	// a driver that forgets its native program at a close (vmxnet3):
+	// what runs now may not be what the hook lists after the next one
+	if (st.xdp_mode == "native" && std::any_of(st.ours.begin(), st.ours.end(), [](const AttachInfo &a) {
+		    return a.hook == Hook::xdp;
+	    }))
+		if (auto drv = features::live_driver(st.dev.name); drv && !drv->empty()) {
+			const features::NicFacts f = features::nic_facts_running(*drv);
+			if (f.xdp_lost_on_close.value)
+				std::printf("  note: %s drops its XDP program at every link down or MTU change while the hook "
+					    "still lists it (%s): `offload-tool agent` hands it back; without it, detach and "
+					    "attach again after one\n",
+					    drv->c_str(),
+					    f.xdp_lost_on_close.source.substr(0, f.xdp_lost_on_close.source.find(':')).c_str());
+		}
 	for (const auto &p : st.xdp_progs) {
 		std::string tag;
 		for (const auto &a : st.ours)
