@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "../packet/be_fields.hpp"
 #include "xoffload/gro/gro.hpp"
 #include "xoffload/packet/csum.hpp"
 
@@ -24,19 +25,9 @@ inline constexpr uint16_t kIpDf = 0x4000, kIpMf = 0x2000;
 inline constexpr uint16_t kNone = 0xffff;	// no slot
 inline constexpr size_t kFastHdr = 96;		// header bytes the fast path compares (fast_merge)
 
-static_assert(std::endian::native == std::endian::little, "the byte swaps assume a little-endian host");
-inline uint16_t ld16(const std::byte *p) noexcept
-{
-	uint16_t v;
-	std::memcpy(&v, p, 2);
-	return __builtin_bswap16(v);
-}
-inline uint32_t ld32(const std::byte *p) noexcept
-{
-	uint32_t v;
-	std::memcpy(&v, p, 4);
-	return __builtin_bswap32(v);
-}
+using packet_detail::ld16;
+using packet_detail::ld32;
+using packet_detail::st16;
 inline uint64_t ldn64(const std::byte *p) noexcept	// native order: for hashing and comparing
 {
 	uint64_t v;
@@ -48,11 +39,6 @@ inline uint32_t ldn32(const std::byte *p) noexcept
 	uint32_t v;
 	std::memcpy(&v, p, 4);
 	return v;
-}
-inline void st16(std::byte *p, uint16_t v) noexcept
-{
-	v = __builtin_bswap16(v);
-	std::memcpy(p, &v, 2);
 }
 inline uint8_t u8(const std::byte *p) noexcept
 {

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "../packet/be_fields.hpp"
 #include "xoffload/packet/csum.hpp"
 #include "xoffload/gso/gso.hpp"
 
@@ -26,29 +27,10 @@ inline constexpr uint8_t kProtoTcp = 6, kProtoUdp = 17, kProtoFrag = 44;
 
 // Big-endian fields as single loads and stores (the engine patches several
 // per frame).
-static_assert(std::endian::native == std::endian::little, "the byte swaps assume a little-endian host");
-inline uint16_t ld16(const std::byte *p) noexcept
-{
-	uint16_t v;
-	std::memcpy(&v, p, 2);
-	return __builtin_bswap16(v);
-}
-inline uint32_t ld32(const std::byte *p) noexcept
-{
-	uint32_t v;
-	std::memcpy(&v, p, 4);
-	return __builtin_bswap32(v);
-}
-inline void st16(std::byte *p, uint16_t v) noexcept
-{
-	v = __builtin_bswap16(v);
-	std::memcpy(p, &v, 2);
-}
-inline void st32(std::byte *p, uint32_t v) noexcept
-{
-	v = __builtin_bswap32(v);
-	std::memcpy(p, &v, 4);
-}
+using packet_detail::ld16;
+using packet_detail::ld32;
+using packet_detail::st16;
+using packet_detail::st32;
 
 // Reads a list of spans as one byte string.
 class Input {
