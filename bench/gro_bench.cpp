@@ -59,6 +59,7 @@
 #include <string>
 #include <vector>
 
+#include "geneve_encap.hpp"
 #include "packet_builder.hpp"
 #include "xoffload/gro/gro.hpp"
 #include "xoffload/gso/gso.hpp"
@@ -159,21 +160,6 @@ Bytes super_packet(const CaseDef &c)
 	if (c.kind == Kind::frag4)
 		payload -= 8;	// the UDP header rides in the first fragment
 	return b.payload(payload, 7).build();
-}
-
-const GeneveEncap &geneve_encap()
-{
-	static const GeneveEncap g = [] {
-		GeneveEncap e;
-		e.dst_mac.b = tv::kMacC;
-		e.src_mac.b = tv::kMacA;
-		std::copy(tv::kIpA.begin(), tv::kIpA.end(), e.src_ip.begin());
-		std::copy(tv::kIpC.begin(), tv::kIpC.end(), e.dst_ip.begin());
-		e.vni = 42;
-		e.udp_csum = false;	// Linux's default for Geneve over IPv4
-		return e;
-	}();
-	return g;
 }
 
 // The frames, cut by gso_segment(). The super-packet carries the tag
@@ -596,7 +582,6 @@ Ratio paired(const std::vector<double> &ta, const std::vector<double> &tb)
 	return r;
 }
 
-
 std::string num(const Figure &f)
 {
 	return f.valid ? fmt("%.2f", f.mfps) : "-";
@@ -623,7 +608,6 @@ std::string json_ratio(const Ratio &r)
 		return "null";
 	return "{\"median\":" + fmt("%.4g", r.med) + ",\"min\":" + fmt("%.4g", r.min) + ",\"max\":" + fmt("%.4g", r.max) + "}";
 }
-
 
 // One burst through the engine, checked: one packet, every frame in it,
 // the super-packet's bytes. "" or what is wrong.

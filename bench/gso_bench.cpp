@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "gso_check.hpp"
+#include "geneve_encap.hpp"
 #include "packet_builder.hpp"
 #include "xoffload/packet/csum.hpp"
 #include "xoffload/gso/gso.hpp"
@@ -255,21 +256,6 @@ Bytes build_frame(const CaseDef &c, unsigned tags)
 		b.udp(tv::kPortA, tv::kPortB);
 	}
 	return b.payload(c.payload, 7).build();
-}
-
-const GeneveEncap &geneve_encap()
-{
-	static const GeneveEncap g = [] {
-		GeneveEncap e;
-		e.dst_mac.b = tv::kMacC;
-		e.src_mac.b = tv::kMacA;
-		std::copy(tv::kIpA.begin(), tv::kIpA.end(), e.src_ip.begin());
-		std::copy(tv::kIpC.begin(), tv::kIpC.end(), e.dst_ip.begin());
-		e.vni = 42;
-		e.udp_csum = false;	// Linux's default for Geneve over IPv4
-		return e;
-	}();
-	return g;
 }
 
 GsoRequest engine_request(const CaseDef &c)
@@ -714,8 +700,6 @@ double ratio(const Figure &a, const Figure &b)
 {
 	return a.valid && b.valid && b.mfps > 0 ? a.mfps / b.mfps : 0;
 }
-
-
 
 std::string num(const Figure &f, bool gbit = false)
 {
