@@ -199,20 +199,6 @@ pid_t spawn(const std::vector<std::string> &argv, int out_fd, int err_fd, std::s
 	return pid;
 }
 
-// Hang guards stretch under emulation: tools/vm-test exports
-// XO_TIMEOUT_SCALE (TCG runs every verifier and every packet 5-20 times
-// slower than this machine). They guard against hangs; no test asserts a
-// duration with them.
-double timeout_scale()
-{
-	static const double scale = [] {
-		const char *v = std::getenv("XO_TIMEOUT_SCALE");
-		double s = v ? std::atof(v) : 1.0;
-		return s >= 1.0 && s <= 20.0 ? s : 1.0;
-	}();
-	return scale;
-}
-
 // Waits for pid up to timeout_s (scaled), SIGKILLing its group after that.
 void reap(pid_t pid, double timeout_s, CmdResult &r)
 {
@@ -249,6 +235,16 @@ int make_memfd(const char *name)
 }
 
 } // namespace
+
+double timeout_scale()
+{
+	static const double scale = [] {
+		const char *v = std::getenv("XO_TIMEOUT_SCALE");
+		double s = v ? std::atof(v) : 1.0;
+		return s >= 1.0 && s <= 20.0 ? s : 1.0;
+	}();
+	return scale;
+}
 
 std::string quiet_seconds(double host_s)
 {

@@ -58,6 +58,12 @@ private:
 	std::string start_error_;
 };
 
+// How much slower than this machine everything runs: XO_TIMEOUT_SCALE,
+// which tools/vm-test exports under emulation (TCG runs every verifier and
+// every packet 5-20 times slower), 1 elsewhere. The hang guards stretch by
+// it, and the few bounds a test asserts on a duration (the agent's 1 s).
+double timeout_scale();
+
 // A quiet period for recv --idle (stop that long after the last frame):
 // host_s on this machine, stretched as the hang guards are under emulation
 // (XO_TIMEOUT_SCALE), where a sender may pause longer between frames.

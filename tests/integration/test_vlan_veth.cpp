@@ -516,9 +516,7 @@ TEST_F(VlanVeth, AgentFollowsARenamedNicByPermanentMac)
 	// XO_TIMEOUT_SCALE says how much slower everything runs) stretched
 	// alike: what took 125-290 ms there on an idle host took 1,096 on a
 	// loaded one
-	const char *sc = std::getenv("XO_TIMEOUT_SCALE");
-	const double scale = sc && std::atof(sc) >= 1.0 ? std::atof(sc) : 1.0;
-	EXPECT_LE(ms, 1000 * scale) << "the policy followed the rename after " << ms << " ms";
+	EXPECT_LE(ms, 1000 * timeout_scale()) << "the policy followed the rename after " << ms << " ms";
 	std::printf("policy under the new name %s after %lld ms\n", renamed.c_str(), static_cast<long long>(ms));
 	// a driver that forgets its program at a close (vmxnet3) has it handed
 	// back by the agent after the re-plan, which resets the device: frames
@@ -707,9 +705,7 @@ TEST_F(AgentVeth, RecreatedVethCarriesAllowedTrafficWithinASecond)
 	const double send_offset_ms =
 		std::chrono::duration<double, std::milli>(t_send - t0).count();
 	const double ms = send_offset_ms + first * gap_ms;	// frame i leaves about i gaps after the sender starts
-	const char *sc = std::getenv("XO_TIMEOUT_SCALE");
-	const double scale = sc && std::atof(sc) >= 1.0 ? std::atof(sc) : 1.0;
-	EXPECT_LE(ms, 1000 * scale) << "the first popped frame left about " << ms << " ms after the re-creation";
+	EXPECT_LE(ms, 1000 * timeout_scale()) << "the first popped frame left about " << ms << " ms after the re-creation";
 	std::printf("re-created: frames %u.. popped, the first about %.0f ms after the re-creation\n", first, ms);
 	EXPECT_EQ(counter(b_, "xdp", "popped"), n - first) << "popped counter of the re-created " << b_.ifname;
 }
