@@ -229,18 +229,29 @@ public:
 				      : bpf_map_delete_elem(fd, &k) && errno != ENOENT)
 				return -errno;
 		}
-		xo_gnv_cfg cfg{XO_ABI_VERSION, c.flags, {}, gen_ = xo_gnv_gen_next(gen_), 0};
-		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY) ||
-		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cfg), &zero, &cfg, BPF_ANY))
+		// the rules and their VNI bitmap as GeneveMaps keeps them, then the
+		// config saying the bitmap is in step for its gen
+		std::vector<uint64_t> bits(XO_GNV_VNIBITS_WORDS);
+		auto set_bit = [&bits](uint32_t v) { bits[xo_gnv_vnibit(v) / 64] |= 1ULL << (xo_gnv_vnibit(v) % 64); };
+		set_bit(vni);
+		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY))
 			return -errno;
 		// churn: every rotated VNI has the case's rule (1024 + VNI 7 fill the
 		// map); beyond that (the cold row) the default rule (pass) applies
 		for (uint32_t i = 0; i < std::min(c.vnis, churn_vnis); i++) {
 			uint32_t v = churn_vni_base + i;
 			xo_gnv_rule cr{c.action, 4, static_cast<__u16>(1 + i % XO_GNV_MAX_RULES)};
+			set_bit(v);
 			if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_rules), &v, &cr, BPF_ANY))
 				return -errno;
 		}
+		for (uint32_t w = 0; w < XO_GNV_VNIBITS_WORDS; w++)
+			if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_vnibits), &w, &bits[w], BPF_ANY))
+				return -errno;
+		gen_ = xo_gnv_gen_next(gen_);
+		xo_gnv_cfg cfg{XO_ABI_VERSION, c.flags, {}, gen_, gen_};
+		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_cfg), &zero, &cfg, BPF_ANY))
+			return -errno;
 		s_->bss->churn_vnis = c.vnis;
 		s_->bss->churn_vni_base = churn_vni_base;
 		s_->bss->churn_ports = c.ports;

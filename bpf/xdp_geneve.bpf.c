@@ -68,7 +68,7 @@ static __always_inline int xo_gnv_xdp(struct xdp_md *ctx, int frags)
 	ca = bpf_map_lookup_elem(&xo_gnv_cache, &zero);
 	if (!cfg || !ca)
 		return XDP_PASS;	/* single-slot arrays: cannot happen */
-	xo_gnv_cache_sync(ca, cfg->gen);
+	xo_gnv_cache_sync(ca, cfg);
 	if (xo_gnv_parse_outer(&c, &o, ca) != XO_GNV_OK) {
 		xo_gnv_count(st, XO_GNV_CNT_NOT_GENEVE, bytes);
 		return XDP_PASS;

@@ -123,23 +123,40 @@ public:
 			(void)bpf_map_delete_elem(fd(s_->maps.xo_gnv_ports), &k);
 		bump();
 	}
-	void bump()
+	// A new gen, the VNI bitmap in step for it (as GeneveMaps keeps it);
+	// @bits_in_step false: as an xoffload without the bitmap bumps it.
+	void bump(bool bits_in_step = true)
 	{
 		uint32_t z = 0;
 		xo_gnv_cfg c{};
 		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_cfg), &z, &c), "cfg");
 		c.gen = xo_gnv_gen_next(c.gen);
+		if (bits_in_step)
+			c.vnibits_gen = c.gen;
 		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_cfg), &z, &c, BPF_ANY), "cfg");
 	}
-	// Each VNI gets its own counter slot, as GeneveMaps::rule_set gives them.
+	// Each VNI gets its own counter slot, as GeneveMaps::rule_set gives them,
+	// and its bit in the VNI bitmap before the rule.
 	void rule(uint32_t vni, uint32_t action, uint32_t queues = 1)
 	{
 		auto it = slots_.find(vni);
 		uint16_t slot = it != slots_.end() ? it->second : static_cast<uint16_t>(slots_.size() + 1);
 		slots_[vni] = slot;
+		const uint32_t bit = xo_gnv_vnibit(vni);
+		vnibits(bit / 64, vnibits(bit / 64) | 1ULL << (bit % 64));
 		xo_gnv_rule r{action, static_cast<uint16_t>(queues), slot};
 		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_rules), &vni, &r, BPF_ANY), "rule");
 		bump();
+	}
+	uint64_t vnibits(uint32_t word) const
+	{
+		uint64_t v = 0;
+		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_vnibits), &word, &v), "vni bitmap");
+		return v;
+	}
+	void vnibits(uint32_t word, uint64_t v)
+	{
+		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_vnibits), &word, &v, BPF_ANY), "vni bitmap");
 	}
 	void cfg(uint32_t flags, uint32_t dflt_action = XO_GNV_ACT_PASS)
 	{
@@ -147,6 +164,7 @@ public:
 		xo_gnv_cfg c{};
 		check(bpf_map_lookup_elem(fd(s_->maps.xo_gnv_cfg), &z, &c), "cfg");
 		c = xo_gnv_cfg{XO_ABI_VERSION, flags, {}, xo_gnv_gen_next(c.gen), 0};
+		c.vnibits_gen = c.gen;
 		check(bpf_map_update_elem(fd(s_->maps.xo_gnv_cfg), &z, &c, BPF_ANY), "cfg");
 		dflt(dflt_action);
 	}
@@ -578,6 +596,34 @@ TEST(GeneveBpfFresh, ZeroedCacheAnswersForNothing)
 	// UDP to port 0 is not Geneve
 	run_case(*env, {"port 0", outer4(geneve(kVniPass, kEthTeb, kInner), 0), V::pass, {},
 			{XO_GNV_CNT_NOT_GENEVE}});
+}
+
+// The VNI bitmap (abi.h): read only while xo_gnv_cfg says it is in step.
+// A rule whose bit is wrongly clear then shows that it is read (the VNI
+// takes the default rule), and a gen bumped by a writer that does not keep
+// the bitmap (an older xoffload) that it is not read any more.
+TEST(GeneveBpfFresh, VniBitmapReadOnlyWhenInStep)
+{
+	std::string why;
+	auto env = GeneveEnv::fresh(&why);
+	ASSERT_NE(env, nullptr) << why;
+	env->port(kPortGeneve, true);
+	env->cfg(0, XO_GNV_ACT_PASS);
+	env->rule(kVniDrop, XO_GNV_ACT_DROP);
+	const Bytes drop = outer4(geneve(kVniDrop, kEthTeb, kInner));
+	const uint32_t bit = xo_gnv_vnibit(kVniDrop), word = bit / 64;
+	ASSERT_NE(env->vnibits(word) & 1ULL << (bit % 64), 0u) << "rule() sets the VNI's bit";
+	run_case(*env, {"rule, bit set", drop, V::drop, {}, {XO_GNV_CNT_DROP_RULE}, kVniDrop});
+	// VNIs without a rule, their bits clear or shared: the default either way
+	for (uint32_t vni : {kVniDrop + 1, kVniDrop + 2, 0xfffffeu})
+		run_case(*env, {"no rule", outer4(geneve(vni, kEthTeb, kInner)), V::pass, {}, {XO_GNV_CNT_PASSED}});
+	// in step, the bit cleared behind the rule's back: the bitmap answers
+	env->vnibits(word, env->vnibits(word) & ~(1ULL << (bit % 64)));
+	env->bump();
+	run_case(*env, {"rule, bit clear, in step", drop, V::pass, {}, {XO_GNV_CNT_PASSED}});
+	// an older writer's gen: the bitmap is ignored, the rule applies again
+	env->bump(false);
+	run_case(*env, {"rule, bit clear, not in step", drop, V::drop, {}, {XO_GNV_CNT_DROP_RULE}, kVniDrop});
 }
 
 // xdp_geneve_mb: BPF_PROG_TEST_RUN puts what exceeds one page of a frame

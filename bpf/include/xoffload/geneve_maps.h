@@ -79,6 +79,14 @@ struct {
 } xo_gnv_vstats SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XO_GNV_VNIBITS_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} xo_gnv_vnibits SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -105,8 +113,10 @@ struct {
  * two. Userspace writes the maps before it bumps gen, so what is read here
  * is that gen's or newer.
  */
-static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen)
+static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca,
+					       const struct xo_gnv_cfg *cfg)
 {
+	__u32 gen = cfg->gen;
 	__u64 tag = 1ULL << 32 | gen;
 	__u32 dflt = XO_GNV_VNI_DEFAULT;
 	struct xo_gnv_rule *r;
@@ -118,6 +128,7 @@ static __always_inline void xo_gnv_cache_sync(struct xo_gnv_cache *ca, __u32 gen
 	ca->miss_port = XO_GNV_CACHE_NONE;
 	ca->vni = XO_GNV_CACHE_NONE;
 	ca->cls = XO_GNV_CACHE_NONE;
+	ca->bits_ok = cfg->vnibits_gen == gen;
 	r = bpf_map_lookup_elem(&xo_gnv_rules, &dflt);
 	if (r) {
 		ca->dflt = *r;
@@ -165,7 +176,8 @@ static __always_inline int xo_gnv_port_ok(__u32 port, struct xo_gnv_cache *ca)
  * the default rule (xo_gnv_rules[XO_GNV_VNI_DEFAULT], pass when absent,
  * as xo_gnv_cache_sync read it for this gen). Each is one map value,
  * replaced whole by userspace. The per-CPU cache answers for the last VNI,
- * the VNI cache for those seen before.
+ * the VNI bitmap (when in step) for VNIs without a rule, the VNI cache for
+ * the rest seen before.
  */
 static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 					  struct xo_gnv_rule *out)
@@ -177,6 +189,18 @@ static __always_inline int xo_gnv_rule_of(__u32 vni, struct xo_gnv_cache *ca,
 	if (ca->vni == vni) {
 		*out = ca->rule;
 		return ca->has_rule;
+	}
+	if (ca->bits_ok) {
+		__u32 bit = xo_gnv_vnibit(vni), w = bit >> 6;
+		__u64 *bits = bpf_map_lookup_elem(&xo_gnv_vnibits, &w);
+
+		if (bits && !((*bits >> (bit & 63)) & 1)) {
+			ca->vni = vni;
+			ca->has_rule = 0;
+			ca->rule = ca->dflt;
+			*out = ca->dflt;
+			return 0;
+		}
 	}
 	idx = xo_gnv_cache_slot(vni, 11) & (XO_GNV_VCACHE_SLOTS - 1);
 	ve = bpf_map_lookup_elem(&xo_gnv_vcache, &idx);

@@ -278,6 +278,17 @@ Status upgrade_vlan_pins(const Netdev &dev, const std::string &dir)
 	return m->upgrade();
 }
 
+// Geneve rules pinned without the VNI bitmap (an older xoffload) or
+// changed since by one: the bitmap put in step before the program loads,
+// which reads it from its first frame.
+Status upgrade_geneve_pins(const Netdev &dev, const std::string &dir)
+{
+	auto m = GeneveMaps::open(dir, dev.name, false);
+	if (!m)
+		return m.error();
+	return m->sync_vnibits();
+}
+
 std::vector<std::string> vlan_xdp_entries()
 {
 	const auto &n = prog_names();
@@ -336,7 +347,7 @@ constexpr FeatureDesc kFeatureDescs[] = {
 	// the kernel ties xdp_geneve's CPUMAP to the first program that loads
 	// with it, for the map's life; a refused one too: renewed before each
 	{Feature::geneve, "geneve", hook_bit(Hook::xdp), open_geneve_xdp, geneve_xdp_entries, geneve_pin_marker,
-	 check_geneve_pins, nullptr, renew_cpumap, false, TagReader::xdp_geneve},
+	 check_geneve_pins, upgrade_geneve_pins, renew_cpumap, false, TagReader::xdp_geneve},
 };
 
 static_assert(kFeatureDescs[static_cast<size_t>(Feature::vlan)].feature == Feature::vlan &&

@@ -76,7 +76,7 @@ std::vector<std::string> geneve_map_names()
 		if (s)
 			for (bpf_map *m : {s->maps.xo_gnv_ports, s->maps.xo_gnv_rules, s->maps.xo_gnv_cfg,
 					   s->maps.xo_gnv_optcls, s->maps.xo_gnv_xsks, s->maps.xo_gnv_cpus,
-					   s->maps.xo_gnv_stats, s->maps.xo_gnv_vstats})
+					   s->maps.xo_gnv_stats, s->maps.xo_gnv_vstats, s->maps.xo_gnv_vnibits})
 				n.push_back(bpf_map__name(m));
 		return n;
 	}();
@@ -168,7 +168,7 @@ GeneveCounterSet geneve_stats_of(const std::array<xo_counter, XO_GNV_CNT_MAX> &r
 Result<GeneveMaps> GeneveMaps::open(const std::string &pin_dir, const std::string &ifname, bool create)
 {
 	auto names = geneve_map_names();
-	if (names.size() != 8)
+	if (names.size() != 9)
 		return runtime_error("xdp_geneve object has unexpected maps");
 	std::string probe = pin_dir + "/" + names[0];
 	if (!path_exists(probe)) {
@@ -199,6 +199,21 @@ Result<GeneveMaps> GeneveMaps::open(const std::string &pin_dir, const std::strin
 					     std::to_string(info.max_entries) + " slots, not one row per queue): " +
 					     "offload-tool detach --purge " + ifname + ", then set Geneve up again",
 				     EINVAL);
+	// the VNI bitmap came after the other maps: pins of an older xoffload
+	// lack it until the next change (put_cfg) or attach makes it
+	const std::string bits = pin_dir + "/" + names[8];
+	if (path_exists(bits)) {
+		if (auto s = check_pinned_shape(bits, {BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(__u64),
+						       XO_GNV_VNIBITS_WORDS, 0},
+						ifname);
+		    !s)
+			return s.error();
+		m.vnibits_.reset(bpf_obj_get(bits.c_str()));
+		if (!m.vnibits_.valid())
+			return errno_error("open pinned map " + bits, errno);
+	}
+	m.pin_dir_ = pin_dir;
+	m.ifname_ = ifname;
 	// the counters grow with the reasons (XO_GNV_CNT_MAX)
 	for (auto [i, entries] : {std::pair<size_t, uint32_t>{6, 1}, {7, XO_GNV_MAX_RULES + 1}})
 		if (auto s = check_pinned_shape(pin_dir + "/" + names[i],
@@ -318,12 +333,93 @@ Status GeneveMaps::put_cfg(const xo_gnv_cfg &c)
 	uint32_t zero = 0;
 	xo_gnv_cfg v = c;
 	v.abi_version = XO_ABI_VERSION;
+	// the VNI bitmap, in step for c.gen when every change since was ours
+	// (rule_set and rule_del keep it so), otherwise made anew from the
+	// rules; the new gen then says it is in step
+	if (!vnibits_.valid() || c.vnibits_gen != c.gen)
+		if (auto s = vnibits_rebuild(); !s)
+			return s;
 	// every change invalidates the programs' per-CPU caches; the next
 	// generation differs in one bit, so no frame can read a third value
 	v.gen = xo_gnv_gen_next(c.gen);
+	v.vnibits_gen = v.gen;
 	if (bpf_map_update_elem(cfg_.get(), &zero, &v, BPF_ANY))
 		return errno_error("write geneve config", errno);
 	return ok();
+}
+
+Status GeneveMaps::sync_vnibits()
+{
+	auto c = cfg();
+	if (!c)
+		return c.error();
+	if (vnibits_.valid() && c->vnibits_gen == c->gen)
+		return ok();
+	return put_cfg(*c);
+}
+
+namespace {
+
+void set_vnibit(std::vector<uint64_t> &words, uint32_t vni)
+{
+	const uint32_t bit = xo_gnv_vnibit(vni);
+	words[bit / 64] |= 1ULL << (bit % 64);
+}
+
+} // namespace
+
+Status GeneveMaps::vnibits_write(uint32_t word, uint64_t bits)
+{
+	uint64_t cur = 0;
+	if (!bpf_map_lookup_elem(vnibits_.get(), &word, &cur) && cur == bits)
+		return ok();
+	if (bpf_map_update_elem(vnibits_.get(), &word, &bits, BPF_ANY))
+		return errno_error("write the VNI bitmap", errno);
+	return ok();
+}
+
+Status GeneveMaps::vnibits_rebuild()
+{
+	if (auto s = lock(); !s)
+		return s;
+	if (!vnibits_.valid()) {
+		// pins of an older xoffload: the bitmap joins them (libbpf reuses
+		// the pins there and pins what is missing)
+		if (auto s = create_pinned(pin_dir_, ifname_); !s)
+			return s;
+		const std::string path = pin_dir_ + "/" + geneve_map_names()[8];
+		vnibits_.reset(bpf_obj_get(path.c_str()));
+		if (!vnibits_.valid())
+			return errno_error("open pinned map " + path, errno);
+	}
+	auto rs = rules();
+	if (!rs)
+		return rs.error();
+	std::vector<uint64_t> words(XO_GNV_VNIBITS_WORDS);
+	for (const auto &r : *rs)
+		if (r.vni != XO_GNV_VNI_DEFAULT)
+			set_vnibit(words, r.vni);
+	for (uint32_t w = 0; w < XO_GNV_VNIBITS_WORDS; w++)
+		if (auto s = vnibits_write(w, words[w]); !s)
+			return s;
+	return ok();
+}
+
+// The word of @vni's bit made anew from the rules (after a delete: its bit
+// goes unless another VNI with a rule shares it).
+Status GeneveMaps::vnibits_redo_word(uint32_t vni)
+{
+	if (!vnibits_.valid())
+		return ok();	// put_cfg makes the whole bitmap
+	auto rs = rules();
+	if (!rs)
+		return rs.error();
+	std::vector<uint64_t> words(XO_GNV_VNIBITS_WORDS);
+	for (const auto &r : *rs)
+		if (r.vni != XO_GNV_VNI_DEFAULT)
+			set_vnibit(words, r.vni);
+	const uint32_t w = xo_gnv_vnibit(vni) / 64;
+	return vnibits_write(w, words[w]);
 }
 
 Status GeneveMaps::bump_gen()
@@ -399,6 +495,16 @@ Status GeneveMaps::rule_set(const GeneveRule &r)
 		if (auto s = zero_slot(v.slot); !s)
 			return s;
 	}
+	// its bit before the rule: a bit without a rule costs a lookup, a rule
+	// without its bit would not be seen
+	if (vnibits_.valid()) {
+		const uint32_t bit = xo_gnv_vnibit(r.vni), w = bit / 64;
+		uint64_t cur = 0;
+		if (bpf_map_lookup_elem(vnibits_.get(), &w, &cur))
+			return errno_error("read the VNI bitmap", errno);
+		if (auto s = vnibits_write(w, cur | 1ULL << (bit % 64)); !s)
+			return s;
+	}
 	uint32_t key = r.vni;
 	if (bpf_map_update_elem(rules_.get(), &key, &v, BPF_ANY)) {
 		if (errno == E2BIG)
@@ -417,6 +523,8 @@ Status GeneveMaps::rule_del(uint32_t vni)
 			return errno_error("delete default rule", errno);
 		return bump_gen();
 	}
+	if (auto s = lock(); !s)
+		return s;
 	uint32_t key = vni;
 	xo_gnv_rule v{};
 	if (bpf_map_lookup_elem(rules_.get(), &key, &v) || bpf_map_delete_elem(rules_.get(), &key)) {
@@ -424,6 +532,9 @@ Status GeneveMaps::rule_del(uint32_t vni)
 			return runtime_error("no rule for VNI " + std::to_string(vni), ENOENT);
 		return errno_error("delete rule", errno);
 	}
+	// the bit after the rule is gone
+	if (auto s = vnibits_redo_word(vni); !s)
+		return s;
 	if (auto s = bump_gen(); !s)
 		return s;
 	return v.slot ? zero_slot(v.slot) : ok();

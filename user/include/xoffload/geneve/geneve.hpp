@@ -106,6 +106,10 @@ public:
 	Status set_decap_cpumap(bool on, bool chosen);
 
 	Result<xo_gnv_cfg> cfg() const;
+	// Puts xo_gnv_vnibits in step with the rules when it is not (pins of an
+	// older xoffload, or rules it changed since; see abi.h), pinning it
+	// when absent. Every change here keeps it so; attach calls this first.
+	Status sync_vnibits();
 	// Puts an AF_XDP socket bound to rx queue @queue in slot @slot of that
 	// queue's row of the XSKMAP (index xo_gnv_xsk_slot(queue, slot, ...),
 	// see abi.h; removes it with fd < 0). Without replace, a slot that
@@ -123,8 +127,12 @@ private:
 	Status put_cfg(const xo_gnv_cfg &c);
 	Status zero_slot(uint32_t slot);
 	Status bump_gen();
+	Status vnibits_write(uint32_t word, uint64_t bits);
+	Status vnibits_rebuild();
+	Status vnibits_redo_word(uint32_t vni);
 
-	UniqueFd ports_, rules_, cfg_, optcls_, xsks_, cpus_, stats_, vstats_, dir_;
+	UniqueFd ports_, rules_, cfg_, optcls_, xsks_, cpus_, stats_, vstats_, vnibits_, dir_;
+	std::string pin_dir_, ifname_;
 };
 
 // Map names as the skeleton declares them (also the pin file names).
