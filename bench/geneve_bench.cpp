@@ -80,6 +80,9 @@ struct Case {
 	uint32_t l4_off = 0, gnv_off = 0;	// churn: UDP and Geneve header offsets in the frame
 	bool targets = false;		// steering rows: a socket / CPU behind every slot
 	bool moves_head = false;	// needs live frames (decap): skipped in place
+	enum class Prog { gnv, csum_walk, redirect_only } prog = Prog::gnv;	// what is timed (the ref rows
+											// of one part alone)
+	uint32_t walk_off = 0, walk_len = 0;	// csum_walk: the UDP datagram
 	std::vector<double> ns;
 	std::string skipped;		// why the row was not measured; "" if it was
 };
@@ -137,6 +140,18 @@ std::vector<Case> make_cases()
 		     outer4(geneve(7, kEthTeb, big)), XO_GNV_ACT_PASS, XO_GNV_F_VERIFY_CSUM, pass});
 	c.push_back({"csum6", "IPv6 outer + outer UDP checksum, 1,400-byte inner frame", false, csum_target,
 		     outer6(geneve(7, kEthTeb, big)), XO_GNV_ACT_PASS, XO_GNV_F_VERIFY_CSUM, pass});
+	// the floors under csum4 and the steering rows: their costliest part alone
+	Case walk{"csum-walk", "ref: csum4's checksum walk alone (xo_csum_linear over the outer UDP datagram)", false, 0,
+		  c[c.size() - 2].in};
+	walk.prog = Case::Prog::csum_walk;
+	walk.walk_off = kOuter4Len - 8;
+	walk.walk_len = static_cast<uint32_t>(walk.in.size()) - walk.walk_off;
+	c.push_back(walk);
+	Case redir{"redirect-only", "ref: one bpf_redirect_map() to an XSKMAP socket alone", false, 0,
+		   outer4(geneve(7, kEthTeb, inner))};
+	redir.prog = Case::Prog::redirect_only;
+	redir.targets = true;
+	c.push_back(redir);
 	const std::vector<unsigned> steered = {XO_GNV_CNT_REDIRECTED};
 	Case xs{"xsk-steer", "inner 5-tuple hash + XSKMAP redirect to a socket", false, steer_target,
 		outer4(geneve(7, kEthTeb, inner)), XO_GNV_ACT_XSK, 0, steered};
@@ -258,6 +273,10 @@ public:
 		s_->bss->churn_port_base = kPortGeneve_;
 		s_->bss->churn_l4_off = c.l4_off;
 		s_->bss->churn_gnv_off = c.gnv_off;
+		s_->bss->walk_off = c.walk_off;
+		s_->bss->walk_len = c.walk_len;
+		s_->bss->walk_slot = xo_gnv_xsk_slot(0, 0, XO_GNV_MAX_QUEUES);
+		s_->bss->walk_sum = -1;
 		std::vector<xo_gnv_stats> z(static_cast<size_t>(ncpus_));
 		if (bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_stats), &zero, z.data(), BPF_ANY) ||
 		    bpf_map_update_elem(bpf_map__fd(s_->maps.xo_gnv_vstats), &slot, z.data(), BPF_ANY))
@@ -333,7 +352,25 @@ public:
 	}
 	int gnv_fd(const Case &c) const
 	{
-		return bpf_program__fd(c.vnis ? s_->progs.xo_bench_gnv_churn : s_->progs.xo_bench_gnv);
+		switch (c.prog) {
+		case Case::Prog::csum_walk:
+			return bpf_program__fd(s_->progs.xo_bench_csum_walk);
+		case Case::Prog::redirect_only:
+			return bpf_program__fd(s_->progs.xo_bench_redirect_only);
+		default:
+			return bpf_program__fd(c.vnis ? s_->progs.xo_bench_gnv_churn : s_->progs.xo_bench_gnv);
+		}
+	}
+	// The ref rows did their part: the walk summed the datagram (not
+	// refused), the redirect found the socket.
+	bool walked(const Case &c, std::string &why) const
+	{
+		const int32_t got = s_->bss->walk_sum;
+		if (c.prog == Case::Prog::csum_walk && got < 0)
+			why = "the checksum walk refused the datagram";
+		else if (c.prog == Case::Prog::redirect_only && got != XDP_REDIRECT)
+			why = "bpf_redirect_map() returned " + std::to_string(got) + ", not XDP_REDIRECT";
+		return why.empty();
 	}
 
 private:
@@ -396,7 +433,7 @@ int run_geneve(const Options &opt)
 		std::string why;
 		if ((err = b.apply(c)) || (err = b.run(b.gnv_fd(c), c.in, frames, ns)))
 			return fail("geneve: " + c.name + ": verify run", err);
-		if (!b.counters_ok(c, frames, why))
+		if (!b.counters_ok(c, frames, why) || !b.walked(c, why))
 			return fail("geneve: " + c.name + ": VERIFY FAILED: " + why);
 	}
 	// timed: each case right after its own baseline run, pair by pair

@@ -72,3 +72,28 @@ int xo_bench_gnv_churn(struct xdp_md *ctx)
 	xo_gnv_xdp(ctx, 0);
 	return XDP_DROP;
 }
+
+/* Reference rows: a part of xdp_geneve's work alone, with nothing around it,
+ * to show the floor under a row that contains it.
+ * - the outer UDP checksum walk (xo_csum_linear) over walk_len bytes from
+ *   walk_off, its sum kept in walk_sum (so it is not optimised away, and
+ *   the bench checks it walked);
+ * - one bpf_redirect_map() into the XSKMAP slot walk_slot (as the xsk
+ *   action makes, its result in walk_sum).
+ */
+__u32 walk_off, walk_len, walk_slot;
+__s32 walk_sum;
+
+SEC("xdp")
+int xo_bench_csum_walk(struct xdp_md *ctx)
+{
+	walk_sum = xo_csum_linear(ctx, walk_off, walk_len);
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int xo_bench_redirect_only(struct xdp_md *ctx)
+{
+	walk_sum = bpf_redirect_map(&xo_gnv_xsks, walk_slot, XDP_PASS);
+	return XDP_DROP;
+}
