@@ -351,7 +351,8 @@ public:
 	// 0 and *out set, or -EINVAL (a config field out of range: max_flows 0 or
 	// > 4096, max_size < 128 or > 65535, frag_queues 0 or > 4096, geneve_port
 	// 0) or -ENOMEM. Allocates max_flows + 1 buffers of max_size and
-	// frag_queues of 64 KiB (address space; pages are touched as used).
+	// frag_queues of 64 KiB (address space; pages are touched as used);
+	// zero-copy, kGroMaxSpans spans (4 KiB) per buffer too.
 	static int create(const GroConfig &c, std::unique_ptr<GroEngine> *out) noexcept;
 	~GroEngine();
 	GroEngine(const GroEngine &) = delete;
