@@ -159,8 +159,8 @@ inline constexpr uint32_t kGroFragOverhead = 256;
 // Fragments one datagram may have (a hostile stream of 8-byte fragments
 // would otherwise need 8192 records per datagram).
 inline constexpr uint32_t kGroMaxFrags = 256;
-// Zero-copy: at most this many GroPacket::frags per packet; the payload of
-// the frames merged after the last but one is copied (into the last).
+// Zero-copy: at most this many GroPacket::frags per packet; once all but
+// one are taken, the payloads merged after are copied (into the last).
 inline constexpr uint32_t kGroMaxSpans = 256;
 
 // What happened to one input frame.
@@ -214,7 +214,7 @@ const char *to_string(GroCsum c) noexcept;
 // Offsets (hdr_len, csum_start) are into the whole packet: data then frags.
 struct GroPacket {
 	std::span<const std::byte> data;	// the packet, from its Ethernet header; valid during the sink call.
-						// Zero-copy: its first bytes (hdr_len at least, when merged)
+						// Zero-copy: its first bytes (a held packet's: hdr_len at least)
 	std::span<const std::span<const std::byte>> frags;	// zero-copy: the bytes after data, in order
 						// (skb frag_list, chained mbufs); empty in copy mode
 	GsoType gso_type = GsoType::none;	// tso4/tso6 (TCP), uso4/uso6 (UDP_GRO: SKB_GSO_UDP_L4);
