@@ -34,8 +34,22 @@
 // - Our engine always verifies the frames it merges (gro.hpp: "a frame
 //   that starts or joins a super-packet is always verified"): there is no
 //   row of ours without verification; GroConfig::verify_csum only decides
-//   for frames passed as they are. The tcp4 row is compared with DPDK both
-//   without (the target) and with its own verification.
+//   for frames passed as they are.
+// - Two modes of ours, both timed on every row: copy (the first table: the
+//   super-packet in one engine buffer, payloads copied and summed in one
+//   pass) and zero-copy (GroConfig::zero_copy, the second table: headers in
+//   the engine, payloads left in the slots, summed in place; the sink takes
+//   the packet's length, data and frags). Zero-copy's like-for-like DPDK
+//   reference is DPDK "chained": rte_gro_reassemble_burst with its mbuf
+//   chain left as it is (no copy out), without and with (+csum) the
+//   checksum checks. The DPDK columns of the first table copy the chain into
+//   one buffer, as our copy mode's output is one.
+// - Targets: tcp4 (ours verifying) >= 1.5x DPDK (no checks) is judged on
+//   the zero-copy row, twice: against DPDK with its copy out (the column the
+//   target was first measured against with copy mode), and against DPDK
+//   chained, the same output as ours but DPDK reading the headers only. The
+//   equal-work ratio, DPDK chained +csum (both verify, neither copies a
+//   payload), is printed as a column, not judged.
 // - Verified before timing: our one packet per burst is the super-packet the
 //   frames were cut from (from the L4 header on, byte for byte; TCP rows:
 //   whole, headers included), with segs == frames; DPDK returns one packet
@@ -100,7 +114,7 @@ constexpr unsigned xuntag_quick_pairs = 50;
 constexpr size_t xuntag_block = 8;	// bursts per block (~30 us)
 
 // Targets of the issue.
-constexpr double target_vs_dpdk = 1.5;		// TCP4, ours verifying, DPDK's rte_gro as it is
+constexpr double target_vs_dpdk = 1.5;		// TCP4, ours zero-copy and verifying, DPDK not verifying
 constexpr double target_vs_memcpy = 0.6;	// 1448-byte TCP segments
 constexpr double target_vs_untagged = 0.97;
 
@@ -278,11 +292,12 @@ struct CaseRun {
 	size_t frame_bytes = 0;		// one burst's input bytes
 	size_t out_len = 0;		// the super-packet's length
 	std::vector<Copy> copies;
-	std::unique_ptr<GroEngine> eng;
+	std::unique_ptr<GroEngine> eng, eng_zc;	// copy mode, zero-copy
 	size_t bursts = 0;		// per timed run
 	std::vector<double> t_ours, t_memcpy, t_dpdk, t_dpdk_csum;	// seconds per run
-	Figure ours, memcpy, dpdk, dpdk_csum;
-	double vs_untagged = 0;
+	std::vector<double> t_zc, t_dpdk_chain, t_dpdk_chain_csum;
+	Figure ours, memcpy, dpdk, dpdk_csum, zc, dpdk_chain, dpdk_chain_csum;
+	double vs_untagged = 0, zc_vs_untagged = 0;
 };
 
 // ---- ours and memcpy ----
@@ -291,14 +306,16 @@ struct Sink {
 	size_t bytes = 0, packets = 0;
 };
 
-size_t run_ours_burst(CaseRun &cr, const Copy &cp, Sink &s) noexcept
+// One burst through an engine (copy mode or zero-copy): receive() + flush(),
+// the sink taking each packet's length (zero-copy: data's and the frags').
+size_t run_ours_burst(GroEngine &eng, const Copy &cp, Sink &s) noexcept
 {
 	auto take = [&s](const GroPacket &p) noexcept {
-		s.bytes += p.data.size();
+		s.bytes += p.size();
 		s.packets++;
 	};
-	cr.eng->receive(cp.frames, 0, {}, gro_sink(take));
-	cr.eng->flush(gro_sink(take));
+	eng.receive(cp.frames, 0, {}, gro_sink(take));
+	eng.flush(gro_sink(take));
 	return cp.frames.size();
 }
 
@@ -432,9 +449,10 @@ public:
 		return 0;
 	}
 
-	// One burst: (verify,) merge, copy each packet out. Returns the number of
-	// frames in the packets returned (== the burst when all went out), and
-	// their count in *npkts.
+	// One burst: (verify,) merge, copy each packet out (out null: the chain
+	// left as it is, its length taken from the head mbuf, as zero-copy's sink
+	// takes ours). Returns the number of frames in the packets returned (==
+	// the burst when all went out), and their count in *npkts.
 	size_t burst(size_t cp, bool csum, std::byte *out, size_t *npkts, size_t *out_len) noexcept
 	{
 		auto &b = bursts_[cp];
@@ -449,6 +467,10 @@ public:
 		for (uint16_t i = 0; i < k; i++) {
 			rte_mbuf *p = work_[i];
 			frames += p->nb_segs;
+			if (!out) {
+				at += p->pkt_len;
+				continue;
+			}
 			for (rte_mbuf *m = p; m; m = m->next) {
 				if (at + m->data_len > out_cap)
 					break;
@@ -611,19 +633,21 @@ std::string json_ratio(const Ratio &r)
 
 // One burst through the engine, checked: one packet, every frame in it,
 // the super-packet's bytes. "" or what is wrong.
-std::string verify_ours(CaseRun &cr)
+// Zero-copy: the packet gathered from its data and frags.
+std::string verify_ours(CaseRun &cr, GroEngine &eng)
 {
 	std::vector<Bytes> got;
 	std::vector<uint16_t> segs;
 	auto take = [&](const GroPacket &p) noexcept {
-		auto *d = reinterpret_cast<const uint8_t *>(p.data.data());
-		got.emplace_back(d, d + p.data.size());
+		Bytes b(p.size());
+		p.gather(std::as_writable_bytes(std::span<uint8_t>(b)));
+		got.push_back(std::move(b));
 		segs.push_back(p.segs);
 	};
 	std::vector<GroVerdict> v(cr.copies[0].frames.size());
-	if (cr.eng->receive(cr.copies[0].frames, 0, v, gro_sink(take)) < 0)
+	if (eng.receive(cr.copies[0].frames, 0, v, gro_sink(take)) < 0)
 		return "receive() failed";
-	cr.eng->flush(gro_sink(take));
+	eng.flush(gro_sink(take));
 	if (got.size() != 1)
 		return std::to_string(got.size()) + " packets out of one burst (first frame's verdict " +
 		       to_string(v[0]) + ", last " + to_string(v.back()) + ")";
@@ -697,6 +721,10 @@ int run_gro(const Options &opt)
 			cr.frame_bytes += f.size();
 		if (int err = GroEngine::create(engine_config(c), &cr.eng); err < 0)
 			return fail(std::string(c.name) + ": GroEngine::create", err);
+		GroConfig zc = engine_config(c);
+		zc.zero_copy = true;
+		if (int err = GroEngine::create(zc, &cr.eng_zc); err < 0)
+			return fail(std::string(c.name) + ": GroEngine::create (zero-copy)", err);
 		cr.bursts = std::max<uint64_t>(1, frames / cr.frames.size());
 		runs.push_back(std::move(cr));
 	}
@@ -719,8 +747,10 @@ int run_gro(const Options &opt)
 	for (size_t i = 0; i < runs.size(); i++) {
 		CaseRun &cr = runs[i];
 		place(cr);
-		if (std::string e = verify_ours(cr); !e.empty())
+		if (std::string e = verify_ours(cr, *cr.eng); !e.empty())
 			return fail(std::string(cr.def->name) + ": engine output rejected: " + e);
+		if (std::string e = verify_ours(cr, *cr.eng_zc); !e.empty())
+			return fail(std::string(cr.def->name) + ": zero-copy engine output rejected: " + e);
 		const size_t ncopies = cr.copies.size();
 		bool with_dpdk = false;
 #ifdef XO_HAVE_DPDK
@@ -746,7 +776,8 @@ int run_gro(const Options &opt)
 		// warm-up, then interleaved runs of every method
 		Sink sink;
 		for (size_t b = 0; b < std::min<size_t>(cr.bursts, ncopies); b++) {
-			run_ours_burst(cr, cr.copies[b % ncopies], sink);
+			run_ours_burst(*cr.eng, cr.copies[b % ncopies], sink);
+			run_ours_burst(*cr.eng_zc, cr.copies[b % ncopies], sink);
 			run_memcpy_burst(cr, cr.copies[b % ncopies], outbuf.data());
 		}
 		size_t want = cr.bursts * cr.frames.size();
@@ -757,10 +788,19 @@ int run_gro(const Options &opt)
 			Sink s;
 			for (size_t b = 0; b < cr.bursts; b++, cp = (cp + 1) % ncopies) {
 				double t0 = now_s();
-				got += run_ours_burst(cr, cr.copies[cp], s);
+				got += run_ours_burst(*cr.eng, cr.copies[cp], s);
 				t += now_s() - t0;
 			}
 			cr.t_ours.push_back(got == want && s.packets == cr.bursts ? t : -1);
+			t = 0;
+			got = 0;
+			s = Sink{};
+			for (size_t b = 0; b < cr.bursts; b++, cp = (cp + 1) % ncopies) {
+				double t0 = now_s();
+				got += run_ours_burst(*cr.eng_zc, cr.copies[cp], s);
+				t += now_s() - t0;
+			}
+			cr.t_zc.push_back(got == want && s.packets == cr.bursts ? t : -1);
 			t = 0;
 			got = 0;
 			for (size_t b = 0; b < cr.bursts; b++, cp = (cp + 1) % ncopies) {
@@ -771,17 +811,26 @@ int run_gro(const Options &opt)
 			cr.t_memcpy.push_back(got == want ? t : -1);
 #ifdef XO_HAVE_DPDK
 			if (with_dpdk) {
-				for (bool csum : {false, true}) {
+				// copied out into one buffer (the copy mode's reference), then
+				// chained (zero-copy's); +csum of the chain: frag4's check is
+				// of the datagram reassembled, which needs it in one buffer
+				const bool chain_csum = cr.def->dpdk != DpdkKind::udp4_frag;
+				for (int way = 0; way < 4; way++) {
+					const bool chained = way >= 2, csum = way & 1;
+					if (chained && csum && !chain_csum)
+						continue;
 					t = 0;
 					got = 0;
 					size_t dcp = cp % dpdk.copies();
 					for (size_t b = 0; b < cr.bursts; b++, dcp = (dcp + 1) % dpdk.copies()) {
 						double t0 = now_s();
-						got += dpdk.burst(dcp, csum, outbuf.data(), nullptr, nullptr);
+						got += dpdk.burst(dcp, csum, chained ? nullptr : outbuf.data(), nullptr, nullptr);
 						t += now_s() - t0;
 						dpdk.reset(dcp);
 					}
-					(csum ? cr.t_dpdk_csum : cr.t_dpdk).push_back(got == want ? t : -1);
+					auto &tv = chained ? (csum ? cr.t_dpdk_chain_csum : cr.t_dpdk_chain)
+							   : (csum ? cr.t_dpdk_csum : cr.t_dpdk);
+					tv.push_back(got == want ? t : -1);
 				}
 			}
 #endif
@@ -790,22 +839,27 @@ int run_gro(const Options &opt)
 		cr.memcpy = figure(cr, cr.t_memcpy);
 		cr.dpdk = figure(cr, cr.t_dpdk);
 		cr.dpdk_csum = figure(cr, cr.t_dpdk_csum);
-		if (!cr.ours.valid || !cr.memcpy.valid)
+		cr.zc = figure(cr, cr.t_zc);
+		cr.dpdk_chain = figure(cr, cr.t_dpdk_chain);
+		cr.dpdk_chain_csum = figure(cr, cr.t_dpdk_chain_csum);
+		if (!cr.ours.valid || !cr.memcpy.valid || !cr.zc.valid)
 			return fail(std::string(cr.def->name) + ": a timed run lost frames");
-		if (with_dpdk && (!cr.dpdk.valid || !cr.dpdk_csum.valid))
+		if (with_dpdk && (!cr.dpdk.valid || !cr.dpdk_csum.valid || !cr.dpdk_chain.valid ||
+				  (cr.def->dpdk != DpdkKind::udp4_frag && !cr.dpdk_chain_csum.valid)))
 			return fail(std::string(cr.def->name) + ": a DPDK run lost frames");
 		if (const CaseRun *u = find_row(runs, cr.def->untagged)) {
 			// tagged vs untagged: pairs of short blocks, order alternating;
 			// the untagged row's frames are put back in the slots for its blocks
 			const unsigned pairs = quick ? xuntag_quick_pairs : xuntag_pairs;
 			CaseRun &ur = const_cast<CaseRun &>(*u);
-			std::vector<double> rr;
+			std::vector<double> rr, rz;
 			size_t tcp = 0, ucp = 0;
-			auto block = [&](CaseRun &x, size_t &at) {
+			auto block = [&](CaseRun &x, size_t &at, bool zc) {
 				Sink s;
+				GroEngine &eng = zc ? *x.eng_zc : *x.eng;
 				double t0 = now_s();
 				for (size_t b = 0; b < xuntag_block; b++, at = (at + 1) % x.copies.size())
-					run_ours_burst(x, x.copies[at], s);
+					run_ours_burst(eng, x.copies[at], s);
 				double t = now_s() - t0;
 				return s.packets == xuntag_block && t > 0 ? t : -1.0;
 			};
@@ -825,41 +879,57 @@ int run_gro(const Options &opt)
 			};
 			place_half(cr, 0);
 			place_half(ur, half);
-			for (unsigned p = 0; p < pairs; p++) {
+			// pairs of each mode in turn
+			for (unsigned p = 0; p < 2 * pairs; p++) {
+				const bool zc = p & 2;
 				double tt, tu;
 				if (p & 1) {
-					tu = block(ur, ucp);
-					tt = block(cr, tcp);
+					tu = block(ur, ucp, zc);
+					tt = block(cr, tcp, zc);
 				} else {
-					tt = block(cr, tcp);
-					tu = block(ur, ucp);
+					tt = block(cr, tcp, zc);
+					tu = block(ur, ucp, zc);
 				}
 				if (tt <= 0 || tu <= 0)
 					return fail(std::string(cr.def->name) + ": a tagged/untagged block lost packets");
 				// frames per second, tagged over untagged
-				rr.push_back((double(cr.frames.size()) / tt) / (double(ur.frames.size()) / tu));
+				(zc ? rz : rr).push_back((double(cr.frames.size()) / tt) / (double(ur.frames.size()) / tu));
 			}
 			cr.vs_untagged = median(rr);
+			cr.zc_vs_untagged = median(rz);
 		}
 	}
 
+	// the tcp4 >= 1.5x DPDK target on the zero-copy row, against DPDK with
+	// and without its copy out (see the top)
 	Target targets[] = {
-		{"tcp4 (verifying) >= 1.5x DPDK rte_gro (no verification)", target_vs_dpdk},
-		{"1448-byte TCP segments >= 0.6x memcpy", target_vs_memcpy},
-		{"tagged >= 0.97x untagged", target_vs_untagged},
+		{"tcp4 zero-copy (verifying) >= 1.5x DPDK + copy out", target_vs_dpdk},
+		{"tcp4 zero-copy (verifying) >= 1.5x DPDK chained", target_vs_dpdk},
+		{"1448-byte TCP segments, copy mode >= 0.6x memcpy", target_vs_memcpy},
+		{"tagged >= 0.97x untagged, copy mode", target_vs_untagged},
+		{"tagged >= 0.97x untagged, zero-copy", target_vs_untagged},
 	};
-	std::vector<Ratio> r_memcpy, r_dpdk, r_dpdk_csum;
+	std::vector<Ratio> r_memcpy, r_dpdk, r_dpdk_csum, z_memcpy, z_copy, z_dpdk, z_chain, z_chain_csum;
 	for (const auto &cr : runs) {
 		r_memcpy.push_back(paired(cr.t_ours, cr.t_memcpy));
 		r_dpdk.push_back(paired(cr.t_ours, cr.t_dpdk));
 		r_dpdk_csum.push_back(paired(cr.t_ours, cr.t_dpdk_csum));
-		const Ratio &rm = r_memcpy.back(), &rd = r_dpdk.back();
-		if (!std::strcmp(cr.def->name, "tcp4"))
-			targets[0].add(cr.def->name, rd.med);
+		z_memcpy.push_back(paired(cr.t_zc, cr.t_memcpy));
+		z_copy.push_back(paired(cr.t_zc, cr.t_ours));
+		z_dpdk.push_back(paired(cr.t_zc, cr.t_dpdk));
+		z_chain.push_back(paired(cr.t_zc, cr.t_dpdk_chain));
+		z_chain_csum.push_back(paired(cr.t_zc, cr.t_dpdk_chain_csum));
+		const Ratio &rm = r_memcpy.back();
+		if (!std::strcmp(cr.def->name, "tcp4")) {
+			targets[0].add(cr.def->name, z_dpdk.back().med);
+			targets[1].add(cr.def->name, z_chain.back().med);
+		}
 		if (is_tcp(cr.def->kind) && cr.def->kind != Kind::geneve && cr.def->mss == 1448)
-			targets[1].add(cr.def->name, rm.med);
-		if (find_row(runs, cr.def->untagged))
-			targets[2].add(cr.def->name, cr.vs_untagged);
+			targets[2].add(cr.def->name, rm.med);
+		if (find_row(runs, cr.def->untagged)) {
+			targets[3].add(cr.def->name, cr.vs_untagged);
+			targets[4].add(cr.def->name, cr.zc_vs_untagged);
+		}
 	}
 	bool all_pass = true;
 	for (const auto &t : targets)
@@ -875,7 +945,9 @@ int run_gro(const Options &opt)
 			std::printf("  {\"name\":\"%s\",\"frames_per_burst\":%zu,\"frame_len\":%zu,\"super_len\":%zu,"
 				    "\"ours_mfps\":%s,\"ours_min\":%s,\"ours_max\":%s,\"ours_gbit\":%s,\"memcpy_mfps\":%s,"
 				    "\"dpdk_mfps\":%s,\"dpdk_csum_mfps\":%s,\"dpdk_is\":\"%s\",\"vs_memcpy\":%s,\"vs_dpdk\":%s,"
-				    "\"vs_dpdk_csum\":%s,\"vs_untagged\":%s}%s\n",
+				    "\"vs_dpdk_csum\":%s,\"vs_untagged\":%s,\"zc_mfps\":%s,\"zc_min\":%s,\"zc_max\":%s,"
+				    "\"dpdk_chain_mfps\":%s,\"dpdk_chain_csum_mfps\":%s,\"zc_vs_copy\":%s,\"zc_vs_memcpy\":%s,"
+				    "\"zc_vs_dpdk\":%s,\"zc_vs_dpdk_chain\":%s,\"zc_vs_dpdk_chain_csum\":%s,\"zc_vs_untagged\":%s}%s\n",
 				    cr.def->name, cr.frames.size(), cr.frames[0].size(), cr.out_len, json_num(cr.ours.mfps).c_str(),
 				    json_num(cr.ours.min).c_str(), json_num(cr.ours.max).c_str(), json_num(cr.ours.gbps).c_str(),
 				    json_num(cr.memcpy.mfps).c_str(), json_num(cr.dpdk.mfps).c_str(),
@@ -884,7 +956,11 @@ int run_gro(const Options &opt)
 				    : cr.def->dpdk == DpdkKind::none ? "none"
 								       : "same frames",
 				    json_ratio(r_memcpy[i]).c_str(), json_ratio(r_dpdk[i]).c_str(),
-				    json_ratio(r_dpdk_csum[i]).c_str(), json_num(cr.vs_untagged).c_str(),
+				    json_ratio(r_dpdk_csum[i]).c_str(), json_num(cr.vs_untagged).c_str(), json_num(cr.zc.mfps).c_str(),
+				    json_num(cr.zc.min).c_str(), json_num(cr.zc.max).c_str(), json_num(cr.dpdk_chain.mfps).c_str(),
+				    json_num(cr.dpdk_chain_csum.mfps).c_str(), json_ratio(z_copy[i]).c_str(),
+				    json_ratio(z_memcpy[i]).c_str(), json_ratio(z_dpdk[i]).c_str(), json_ratio(z_chain[i]).c_str(),
+				    json_ratio(z_chain_csum[i]).c_str(), json_num(cr.zc_vs_untagged).c_str(),
 				    i + 1 < runs.size() ? "," : "");
 		}
 		std::printf(" ],\n \"targets\":[\n");
@@ -902,8 +978,9 @@ int run_gro(const Options &opt)
 		std::printf("  input: the frames of one ~64 KiB super-packet per burst (cut by gso_segment), in %u UMEM-like "
 			    "slots of %zu B (%.1f MiB), a burst's copy in turn\n",
 			    nslots, slot_size, nslots * double(slot_size) / (1 << 20));
-		std::printf("  ours: receive() + flush() per burst, checksums verified in the copy (always, for merged "
-			    "frames), complete L4 checksum written\n");
+		std::printf("  ours: receive() + flush() per burst, checksums verified (always, for merged frames), complete "
+			    "L4 checksum written;\n  copy mode (first table): the payloads copied and summed in one pass into "
+			    "one buffer; zero-copy (second table): summed in place, referenced as frags\n");
 		std::printf("  memcpy: the bytes ours writes (first frame whole, later frames' payload) into one buffer\n");
 		std::printf("  timed per burst (wall clock), summed; median of %u interleaved runs of ~%llu frames, "
 			    "[slowest-fastest run]; ratios: median of the paired runs\n",
@@ -915,13 +992,15 @@ int run_gro(const Options &opt)
 				      : "no DPDK rows");
 		if (have_dpdk)
 			std::printf("  %s: rte_gro_reassemble_burst (verifies no checksum) + each packet copied into one "
-				    "buffer; +csum: rte_ipv4_cksum + rte_ipv4_udptcp_cksum checked per frame first;\n"
-				    "  not timed: the mbufs put back as a NIC's RX wrote them\n",
+				    "buffer (first table) or its mbuf chain left as it is (chained, second table);\n"
+				    "  +csum: rte_ipv4_cksum + rte_ipv4_udptcp_cksum checked per frame first; not timed: the "
+				    "mbufs put back as a NIC's RX wrote them\n",
 				    dpdk_status.c_str());
 		else
 			std::printf("  %s\n", dpdk_status.c_str());
 		std::printf("  verified before timing: one super-packet per burst, the one the frames were cut from "
 			    "(DPDK: the same payload)\n\n");
+		std::printf("copy mode\n");
 		std::printf("%-12s %3s %5s | %7s %11s | %7s | %6s %6s | %7s %7s %8s %6s\n", "case", "frm", "frame",
 			    "Mfrm/s", "min-max", "memcpy", "DPDK", "+csum", "xmemcpy", "xDPDK", "xDPDKcs", "xuntag");
 		for (size_t i = 0; i < runs.size(); i++) {
@@ -932,6 +1011,21 @@ int run_gro(const Options &opt)
 				    times(r_memcpy[i]).c_str(), times(r_dpdk[i]).c_str(), times(r_dpdk_csum[i]).c_str(),
 				    cr.vs_untagged > 0 ? fmt("%.2fx", cr.vs_untagged).c_str() : "-", cr.def->note);
 		}
+		// zero-copy: against DPDK chained (the like-for-like output), its
+		// copy mode, DPDK with the copy out (the first table's) and memcpy
+		std::printf("\nzero-copy (GroConfig::zero_copy; frag4 reassembles by copying still)\n");
+		std::printf("%-12s | %7s %11s | %7s %7s | %7s %7s %7s %7s %7s %6s\n", "case", "Mfrm/s", "min-max",
+			    "DPDKch", "+csum", "xDPDKch", "xDPDKcc", "xDPDK", "xcopy", "xmemcpy", "xuntag");
+		for (size_t i = 0; i < runs.size(); i++) {
+			const CaseRun &cr = runs[i];
+			std::printf("%-12s | %7s %11s | %7s %7s | %7s %7s %7s %7s %7s %6s\n", cr.def->name,
+				    num(cr.zc).c_str(), span_of(cr.zc).c_str(), num(cr.dpdk_chain).c_str(),
+				    num(cr.dpdk_chain_csum).c_str(), times(z_chain[i]).c_str(), times(z_chain_csum[i]).c_str(),
+				    times(z_dpdk[i]).c_str(), times(z_copy[i]).c_str(), times(z_memcpy[i]).c_str(),
+				    cr.zc_vs_untagged > 0 ? fmt("%.2fx", cr.zc_vs_untagged).c_str() : "-");
+		}
+		std::printf("  xDPDKch: vs DPDK chained (no checks: it reads the headers only); xDPDKcc: vs DPDK chained "
+			    "+csum; xDPDK: vs DPDK with its copy out (first table)\n");
 		std::printf("\n%-58s %8s  %-10s %6s  %s\n", "target", "worst", "row", "rows", "verdict");
 		for (const auto &t : targets) {
 			std::string w = t.rows ? fmt("%.2fx", t.worst) : "-";

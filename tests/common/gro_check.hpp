@@ -20,8 +20,13 @@
 // udp_gro_complete leave it.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gso_check.hpp"
@@ -116,17 +121,32 @@ inline std::string to_partial(Bytes &want, bool geneve)
 }
 
 struct GroTrip {
-	std::vector<Bytes> packets;
-	std::vector<xoffload::GroPacket> meta;	// data not kept
+	std::vector<Bytes> packets;		// each packet gathered (GroPacket::gather): copy mode's buffer
+	std::vector<xoffload::GroPacket> meta;	// data and frags not kept
+	std::vector<size_t> frags;		// each packet's GroPacket::frags count
+	std::vector<xoffload::GroVerdict> verdicts;
 	xoffload::GroStats stats;
 };
 
+// A zero-copy engine's frame buffers, which gro_run spoils when the
+// contract lets the caller reuse them (gro.hpp): a frame neither held nor
+// merged once receive() returns, every frame once flush() returns. An
+// engine that kept a reference would then emit the spoilt bytes (compared
+// with copy mode's by trip_diff), or, under ASan, read freed ones (the
+// buffers are freed when the trip ends, before an engine reused reads more).
+inline void spoil(std::vector<std::vector<std::byte>> &bufs, size_t k0, size_t k1)
+{
+	for (size_t k = k0; k < k1 && k < bufs.size(); k++)
+		std::fill(bufs[k].begin(), bufs[k].end(), std::byte{0xa5});
+}
+
 // The frames (after nic_complete) through a fresh engine in one receive()
-// and a flush(); each frame split into up to three buffers at split[k]
-// (0: one buffer).
+// at now and a flush() (unless !flush); each frame split into up to three
+// buffers at split[k] (0: one buffer), each buffer its own heap block.
 // engine: one to reuse (flushed after), or null for a fresh one of cfg.
 inline int gro_run(const std::vector<Bytes> &frames, const xoffload::GroConfig &cfg, GroTrip &trip,
-		   const std::vector<std::pair<size_t, size_t>> &splits = {}, xoffload::GroEngine *engine = nullptr)
+		   const std::vector<std::pair<size_t, size_t>> &splits = {}, xoffload::GroEngine *engine = nullptr,
+		   uint64_t now = 1000, bool flush = true)
 {
 	std::unique_ptr<xoffload::GroEngine> own;
 	if (!engine) {
@@ -137,35 +157,109 @@ inline int gro_run(const std::vector<Bytes> &frames, const xoffload::GroConfig &
 	xoffload::GroEngine *e = engine;
 	std::vector<std::array<std::span<const std::byte>, 2>> more(frames.size());
 	std::vector<xoffload::GroFrame> in(frames.size());
+	// buffer 3k + j: frame k's piece j
+	std::vector<std::vector<std::byte>> bufs(3 * frames.size());
 	for (size_t k = 0; k < frames.size(); k++) {
-		std::span<const std::byte> all(reinterpret_cast<const std::byte *>(frames[k].data()), frames[k].size());
-		size_t a = k < splits.size() ? std::min(splits[k].first, all.size()) : 0;
-		size_t b = k < splits.size() ? std::min(std::max(splits[k].second, a), all.size()) : 0;
-		if (a == 0) {
-			in[k].data = all;
+		const auto *all = reinterpret_cast<const std::byte *>(frames[k].data());
+		const size_t n = frames[k].size();
+		size_t a = k < splits.size() ? std::min(splits[k].first, n) : 0;
+		size_t b = k < splits.size() ? std::min(std::max(splits[k].second, a), n) : 0;
+		const bool one = a == 0;
+		if (one)
+			a = b = n;
+		bufs[3 * k].assign(all, all + a);
+		bufs[3 * k + 1].assign(all + a, all + b);
+		bufs[3 * k + 2].assign(all + b, all + n);
+		in[k].data = {bufs[3 * k].data(), a};
+		if (one)
 			continue;
-		}
-		in[k].data = all.first(a);
-		more[k][0] = all.subspan(a, b - a);
-		more[k][1] = all.subspan(b);
+		more[k][0] = {bufs[3 * k + 1].data(), b - a};
+		more[k][1] = {bufs[3 * k + 2].data(), n - b};
 		in[k].more = std::span<const std::span<const std::byte>>(more[k].data(), 2);
 	}
-	std::vector<xoffload::GroVerdict> verdicts(frames.size());
+	trip.verdicts.assign(frames.size(), xoffload::GroVerdict::passed);
 	auto sink = [&trip](const xoffload::GroPacket &p) {
-		auto *b = reinterpret_cast<const uint8_t *>(p.data.data());
-		trip.packets.emplace_back(b, b + p.data.size());
+		Bytes b(p.size());
+		p.gather(std::as_writable_bytes(std::span<uint8_t>(b)));
+		trip.packets.push_back(std::move(b));
+		trip.frags.push_back(p.frags.size());
 		trip.meta.push_back(p);
 		trip.meta.back().data = {};
+		trip.meta.back().frags = {};
 	};
-	int r = e->receive(in, 1000, verdicts, xoffload::gro_sink(sink));
+	int r = e->receive(in, now, trip.verdicts, xoffload::gro_sink(sink));
 	if (r < 0)
 		return r;
+	const bool zc = e->config().zero_copy;
+	if (zc)
+		for (size_t k = 0; k < frames.size(); k++)
+			if (trip.verdicts[k] != xoffload::GroVerdict::held && trip.verdicts[k] != xoffload::GroVerdict::merged)
+				spoil(bufs, 3 * k, 3 * k + 3);
+	if (!flush) {
+		trip.stats = e->stats();
+		return 0;
+	}
 	e->flush(xoffload::gro_sink(sink));
+	if (zc)
+		spoil(bufs, 0, bufs.size());
 	trip.stats = e->stats();
 	return 0;
 }
 
-// The round trip of one super-packet under req: "" or what went wrong.
+// What two packets' metadata differ in ("" when nothing).
+inline std::string meta_diff(const xoffload::GroPacket &a, const xoffload::GroPacket &b)
+{
+	auto num = [](const char *what, uint64_t x, uint64_t y) {
+		return x == y ? std::string() : std::string(what) + " " + std::to_string(x) + " != " + std::to_string(y) + "; ";
+	};
+	std::string d;
+	d += num("gso_type", uint64_t(a.gso_type), uint64_t(b.gso_type));
+	d += num("gso_size", a.gso_size, b.gso_size);
+	d += num("segs", a.segs, b.segs);
+	d += num("hdr_len", a.hdr_len, b.hdr_len);
+	d += num("csum_start", a.csum_start, b.csum_start);
+	d += num("csum_offset", a.csum_offset, b.csum_offset);
+	d += num("csum", uint64_t(a.csum), uint64_t(b.csum));
+	d += num("csum_level", a.csum_level, b.csum_level);
+	d += num("encap", a.encap, b.encap);
+	d += num("encap_csum", a.encap_csum, b.encap_csum);
+	d += num("flush", uint64_t(a.flush), uint64_t(b.flush));
+	d += num("verdict", uint64_t(a.verdict), uint64_t(b.verdict));
+	d += num("frame", a.frame, b.frame);
+	return d;
+}
+
+// Zero-copy's trip against copy mode's of the same frames: the same packets
+// byte for byte once gathered, the same metadata, verdicts and statistics
+// ("" or the first difference). Copy mode emits no frags.
+inline std::string trip_diff(const GroTrip &copy, const GroTrip &zc)
+{
+	static_assert(std::has_unique_object_representations_v<xoffload::GroStats>, "GroStats compared as bytes");
+	if (copy.packets.size() != zc.packets.size())
+		return "zero-copy: " + std::to_string(zc.packets.size()) + " packets, copy mode " +
+		       std::to_string(copy.packets.size());
+	for (size_t i = 0; i < copy.packets.size(); i++) {
+		if (copy.frags[i])
+			return "copy mode: packet " + std::to_string(i) + " has frags";
+		if (copy.packets[i] != zc.packets[i]) {
+			const Bytes &a = copy.packets[i], &b = zc.packets[i];
+			size_t k = 0;
+			while (k < a.size() && k < b.size() && a[k] == b[k])
+				k++;
+			return "zero-copy: packet " + std::to_string(i) + " differs at byte " + std::to_string(k) + " (" +
+			       std::to_string(b.size()) + " B, copy mode " + std::to_string(a.size()) + " B, " +
+			       std::to_string(zc.frags[i]) + " frags)";
+		}
+		if (std::string d = meta_diff(copy.meta[i], zc.meta[i]); !d.empty())
+			return "zero-copy: packet " + std::to_string(i) + ": " + d;
+	}
+	if (copy.verdicts != zc.verdicts)
+		return "zero-copy: verdicts differ";
+	if (std::memcmp(&copy.stats, &zc.stats, sizeof copy.stats) != 0)
+		return "zero-copy: statistics differ";
+	return "";
+}
+
 // The config the trip runs under: every kind, IPv4 options merged.
 inline xoffload::GroConfig trip_config(xoffload::GroCsumOut mode)
 {
@@ -178,11 +272,24 @@ inline xoffload::GroConfig trip_config(xoffload::GroCsumOut mode)
 	return cfg;
 }
 
-// engine: null, or one of trip_config(mode) to reuse (nothing stays held in it).
+// The same, zero-copy, with pieces shorter than min_span copied.
+inline xoffload::GroConfig trip_config_zc(xoffload::GroCsumOut mode, uint32_t min_span)
+{
+	xoffload::GroConfig cfg = trip_config(mode);
+	cfg.zero_copy = true;
+	cfg.zc_min_span = min_span;
+	return cfg;
+}
+
+// The round trip of one super-packet under req: "" or what went wrong.
+// engine: null, or one of trip_config(mode) to reuse (nothing stays held in
+// it); zc_engine: null, or one of trip_config_zc(mode, ...) to reuse: the
+// same frames through it must give what trip_diff compares (null: through
+// fresh ones, every piece referenced and pieces of 256 bytes or more).
 inline std::string gro_round_trip(const Bytes &input, const xoffload::GsoRequest &req,
 				  std::span<const xoffload::GsoFrame> out, int n, xoffload::GroCsumOut mode,
 				  const std::vector<std::pair<size_t, size_t>> &splits = {},
-				  xoffload::GroEngine *engine = nullptr)
+				  xoffload::GroEngine *engine = nullptr, xoffload::GroEngine *zc_engine = nullptr)
 {
 	std::vector<Bytes> frames;
 	for (int k = 0; k < n; k++) {
@@ -201,6 +308,15 @@ inline std::string gro_round_trip(const Bytes &input, const xoffload::GsoRequest
 	GroTrip trip;
 	if (int r = gro_run(frames, trip_config(mode), trip, splits, engine); r < 0)
 		return "engine: " + std::to_string(r);
+	for (uint32_t min_span : {1u, 256u}) {
+		GroTrip zc;
+		if (int r = gro_run(frames, trip_config_zc(mode, min_span), zc, splits, zc_engine); r < 0)
+			return "zero-copy engine: " + std::to_string(r);
+		if (std::string e = trip_diff(trip, zc); !e.empty())
+			return e + (zc_engine ? "" : " (zc_min_span " + std::to_string(min_span) + ")");
+		if (zc_engine)
+			break;
+	}
 	if (trip.packets.size() != 1) {
 		std::string e = std::to_string(n) + " frames came back as " + std::to_string(trip.packets.size()) +
 				" packets:";

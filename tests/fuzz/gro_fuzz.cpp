@@ -15,10 +15,17 @@
 //    once (frames_in == held + merged + passed + frags_in), fragment memory
 //    never past its bound, no emitted packet longer than the engine can
 //    hold, nothing held after flush() and drop_fragments().
+// Both ways run a zero-copy engine beside the copy-mode one, which must
+// emit the same packets (gathered), metadata, verdicts and statistics. In
+// the hostile way each frame's buffers are freed as soon as the contract
+// lets the caller reuse them (a frame neither held nor merged: when
+// receive_one returns; the others: when flush() returns), so ASan sees a
+// reference the engine kept past that.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -168,6 +175,12 @@ xo_test::Bytes seed_frame(FuzzedDataProvider &fdp)
 	return xo_test::frame_bytes(fr[k]);
 }
 
+// What an engine emitted: each packet gathered and its metadata.
+struct Emitted {
+	std::vector<xo_test::Bytes> packets;
+	std::vector<GroPacket> meta;
+};
+
 void hostile(FuzzedDataProvider &fdp)
 {
 	GroConfig cfg;
@@ -182,22 +195,43 @@ void hostile(FuzzedDataProvider &fdp)
 	cfg.frag_queues = fdp.ConsumeIntegralInRange<uint32_t>(1, 4);
 	cfg.frag_timeout_ns = fdp.ConsumeIntegralInRange<uint64_t>(1, 100);
 	cfg.flush_timeout_ns = fdp.ConsumeIntegralInRange<uint64_t>(1, 100);
-	std::unique_ptr<GroEngine> e;
-	if (GroEngine::create(cfg, &e) != 0)
+	GroConfig zcfg = cfg;
+	zcfg.zero_copy = true;
+	zcfg.zc_min_span = fdp.ConsumeIntegralInRange<uint32_t>(0, 400);
+	std::unique_ptr<GroEngine> e, z;
+	if (GroEngine::create(cfg, &e) != 0 || GroEngine::create(zcfg, &z) != 0)
 		fail("create", "a valid config refused");
 	const size_t limit = 14 + cfg.max_size;
-	uint64_t out = 0;
-	auto sink = [&](const GroPacket &p) {
-		out++;
+	Emitted ce, ze;
+	auto check = [&](const GroPacket &p, Emitted &out) {
+		const size_t len = p.size();
 		// passed frames come out as they came (the fuzzer's frames stay under
 		// 16 KiB); what the engine builds fits its buffers
-		if (p.verdict == GroVerdict::held && p.data.size() > limit)
-			fail("emitted", "a super-packet of " + std::to_string(p.data.size()) + " B");
-		if (p.flush == GroFlush::reassembled && p.data.size() > 65535 + 1024)
-			fail("emitted", "a datagram of " + std::to_string(p.data.size()) + " B");
-		volatile uint8_t sum = 0;
-		for (std::byte c : p.data)
-			sum = static_cast<uint8_t>(sum + std::to_integer<uint8_t>(c));	// every byte readable
+		if (p.verdict == GroVerdict::held && len > limit)
+			fail("emitted", "a super-packet of " + std::to_string(len) + " B");
+		if (p.flush == GroFlush::reassembled && len > 65535 + 1024)
+			fail("emitted", "a datagram of " + std::to_string(len) + " B");
+		if (p.frags.size() > kGroMaxSpans)
+			fail("emitted", std::to_string(p.frags.size()) + " frags");
+		xo_test::Bytes b(len);
+		p.gather(std::as_writable_bytes(std::span<uint8_t>(b)));	// every byte readable
+		out.packets.push_back(std::move(b));
+		out.meta.push_back(p);
+		out.meta.back().data = {};
+		out.meta.back().frags = {};
+	};
+	auto sink = [&](const GroPacket &p) {
+		if (!p.frags.empty())
+			fail("copy mode", "a packet with frags");
+		check(p, ce);
+	};
+	auto zsink = [&](const GroPacket &p) { check(p, ze); };
+	// the frames' buffers the zero-copy engine may still reference
+	std::vector<std::unique_ptr<std::byte[]>> live;
+	auto both_flush = [&] {
+		e->flush(gro_sink(sink));
+		z->flush(gro_sink(zsink));
+		live.clear();	// nothing referenced once flush() returns
 	};
 	uint64_t now = 0, frames = 0;
 	while (fdp.remaining_bytes() > 0 && frames < 64) {
@@ -214,33 +248,46 @@ void hostile(FuzzedDataProvider &fdp)
 			if (fdp.ConsumeIntegralInRange(0, 7) == 0)
 				f.resize(fdp.ConsumeIntegralInRange<size_t>(0, f.size()));
 		}
-		// the frame as up to three buffers, each its own heap block so ASan sees overreads
-		const size_t c1 = fdp.ConsumeIntegralInRange<size_t>(0, f.size());
-		const size_t c2 = fdp.ConsumeIntegralInRange<size_t>(c1, f.size());
+		// the frame as one buffer or up to three, each its own heap block so
+		// ASan sees overreads
 		std::vector<std::unique_ptr<std::byte[]>> blocks;
 		std::vector<std::span<const std::byte>> spans;
-		for (auto [a, z] : {std::pair{size_t{0}, c1}, std::pair{c1, c2}, std::pair{c2, f.size()}}) {
-			blocks.emplace_back(new std::byte[z > a ? z - a : 1]);
-			if (z > a)
-				std::memcpy(blocks.back().get(), f.data() + a, z - a);
-			spans.emplace_back(blocks.back().get(), z - a);
-		}
 		GroFrame fr;
+		auto block = [&](size_t a, size_t z2) {
+			blocks.emplace_back(new std::byte[z2 > a ? z2 - a : 1]);
+			if (z2 > a)
+				std::memcpy(blocks.back().get(), f.data() + a, z2 - a);
+			spans.emplace_back(blocks.back().get(), z2 - a);
+		};
 		if (fdp.ConsumeBool()) {
-			fr.data = {reinterpret_cast<const std::byte *>(f.data()), f.size()};
+			block(0, f.size());
+			fr.data = spans[0];
 		} else {
+			const size_t c1 = fdp.ConsumeIntegralInRange<size_t>(0, f.size());
+			const size_t c2 = fdp.ConsumeIntegralInRange<size_t>(c1, f.size());
+			for (auto [a, z2] : {std::pair{size_t{0}, c1}, std::pair{c1, c2}, std::pair{c2, f.size()}})
+				block(a, z2);
 			fr.data = spans[0];
 			fr.more = std::span<const std::span<const std::byte>>(spans.data() + 1, 2);
 		}
-		e->receive_one(fr, now, gro_sink(sink));
+		const GroVerdict v = e->receive_one(fr, now, gro_sink(sink));
+		const GroVerdict zv = z->receive_one(fr, now, gro_sink(zsink));
+		if (v != zv)
+			fail("zero-copy", std::string("verdict ") + to_string(zv) + ", copy mode " + to_string(v));
+		// a frame held or merged stays referenced until a flush() returns
+		if (v == GroVerdict::held || v == GroVerdict::merged)
+			for (auto &b : blocks)
+				live.push_back(std::move(b));
+		blocks.clear();
 		frames++;
 		now += fdp.ConsumeIntegralInRange<uint64_t>(0, 20);
 		switch (fdp.ConsumeIntegralInRange(0, 7)) {
 		case 0:
-			e->flush(gro_sink(sink));
+			both_flush();
 			break;
 		case 1:
 			e->flush_expired(now, gro_sink(sink));
+			z->flush_expired(now, gro_sink(zsink));
 			break;
 		default:
 			break;
@@ -251,13 +298,25 @@ void hostile(FuzzedDataProvider &fdp)
 		if (st.frames_in != st.held + st.merged + st.passed + st.frags_in)
 			fail("accounting", "frames_in " + std::to_string(st.frames_in));
 	}
-	e->flush(gro_sink(sink));
+	both_flush();
 	e->drop_fragments();
+	z->drop_fragments();
 	const GroStats &st = e->stats();
 	if (e->held_flows() || e->frag_queues() || st.frag_mem)
 		fail("left held", std::to_string(e->held_flows()) + " flows, " + std::to_string(e->frag_queues()) + " queues");
-	if (st.packets_out != out)
-		fail("packets_out", std::to_string(st.packets_out) + " != " + std::to_string(out));
+	if (st.packets_out != ce.packets.size())
+		fail("packets_out", std::to_string(st.packets_out) + " != " + std::to_string(ce.packets.size()));
+	if (ze.packets.size() != ce.packets.size())
+		fail("zero-copy", std::to_string(ze.packets.size()) + " packets, copy mode " +
+					  std::to_string(ce.packets.size()));
+	for (size_t i = 0; i < ce.packets.size(); i++) {
+		if (ze.packets[i] != ce.packets[i])
+			fail("zero-copy", "packet " + std::to_string(i) + " differs from copy mode's");
+		if (std::string d = xo_test::meta_diff(ce.meta[i], ze.meta[i]); !d.empty())
+			fail("zero-copy", "packet " + std::to_string(i) + ": " + d);
+	}
+	if (std::memcmp(&st, &z->stats(), sizeof st) != 0)
+		fail("zero-copy", "statistics differ from copy mode's");
 }
 
 } // namespace

@@ -110,6 +110,8 @@ TEST(ToolsBench, RunsTheQuickGroBench)
 		EXPECT_EQ(line.find("\"ours_mfps\":null"), std::string::npos) << line;
 		EXPECT_EQ(line.find("\"memcpy_mfps\":null"), std::string::npos) << line;
 		EXPECT_EQ(line.find("\"vs_memcpy\":null"), std::string::npos) << line;
+		EXPECT_EQ(line.find("\"zc_mfps\":null"), std::string::npos) << "zero-copy: " << line;
+		EXPECT_EQ(line.find("\"zc_vs_copy\":null"), std::string::npos) << "zero-copy: " << line;
 	}
 	// the three targets, each judged on its rows (DPDK's: n/a without libdpdk-dev)
 	for (const char *t : {"1.5x DPDK", "0.6x memcpy", "0.97x untagged"}) {

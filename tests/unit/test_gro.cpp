@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -94,7 +96,7 @@ const std::byte kOpts8[8] = {std::byte{0x01}, std::byte{0x02}, std::byte{0x80}, 
 // One random super-packet and request within what the kernel's rules merge
 // into one packet (no SYN/RST/URG, at most 64 UDP segments, 256 fragments,
 // 65535 bytes from L3): "" or what went wrong.
-std::string random_trip(Random &r, GroCsumOut mode, GroEngine *engine, size_t *frames_out)
+std::string random_trip(Random &r, GroCsumOut mode, GroEngine *engine, GroEngine *zc_engine, size_t *frames_out)
 {
 	const bool v6 = r.coin(), tcp = r.coin();
 	const int in_tags = static_cast<int>(r.below(3));
@@ -195,7 +197,7 @@ std::string random_trip(Random &r, GroCsumOut mode, GroEngine *engine, size_t *f
 		for (int k = 0; k < n; k++)
 			splits.emplace_back(r.below(200), r.below(3000));
 	*frames_out += static_cast<size_t>(n);
-	std::string e = gro_round_trip(in, req, bufs.frames, n, mode, splits, engine);
+	std::string e = gro_round_trip(in, req, bufs.frames, n, mode, splits, engine, zc_engine);
 	if (!e.empty())
 		e += std::string(" [") + to_string(req.type) + " mss " + std::to_string(req.mss) + " payload " +
 		     std::to_string(payload) + " tags " + std::to_string(in_tags) + "+" + std::to_string(req.ntags) +
@@ -208,13 +210,19 @@ TEST(GroRoundTrip, HundredThousandRandomSuperPackets)
 	Random r(0x37);
 	size_t frames = 0;
 	const int kCases = 100000;
-	std::unique_ptr<GroEngine> complete, partial;
-	ASSERT_EQ(GroEngine::create(trip_config(GroCsumOut::complete), &complete), 0);
-	ASSERT_EQ(GroEngine::create(trip_config(GroCsumOut::partial), &partial), 0);
+	// each case also through a zero-copy engine, paired with the copy-mode
+	// one so that their statistics stay comparable: [mode][zc_min_span 1 or 256]
+	std::unique_ptr<GroEngine> copy[2][2], zc[2][2];
+	for (int p = 0; p < 2; p++)
+		for (int m = 0; m < 2; m++) {
+			const GroCsumOut mode = p ? GroCsumOut::partial : GroCsumOut::complete;
+			ASSERT_EQ(GroEngine::create(trip_config(mode), &copy[p][m]), 0);
+			ASSERT_EQ(GroEngine::create(trip_config_zc(mode, m ? 256 : 1), &zc[p][m]), 0);
+		}
 	for (int i = 0; i < kCases; i++) {
-		const bool p = i % 4 == 3;
-		std::string e = random_trip(r, p ? GroCsumOut::partial : GroCsumOut::complete,
-					    p ? partial.get() : complete.get(), &frames);
+		const int p = i % 4 == 3, m = (i / 4) % 2;
+		std::string e = random_trip(r, p ? GroCsumOut::partial : GroCsumOut::complete, copy[p][m].get(),
+					    zc[p][m].get(), &frames);
 		ASSERT_EQ(e, "") << "case " << i;
 	}
 	// more than one frame per case on average: the merges were exercised
@@ -341,25 +349,28 @@ struct Out {
 	GroStats st;
 };
 
+// The frames through an engine of cfg in one receive() and a flush();
+// through zero-copy engines of cfg too (every piece referenced, and pieces
+// of 256 bytes or more), which must give what trip_diff compares: so every
+// test that runs frames here holds for both modes.
 Out run(const std::vector<Bytes> &frames, GroConfig cfg = config(), bool flush = true)
 {
 	Out o;
-	std::unique_ptr<GroEngine> e;
-	EXPECT_EQ(GroEngine::create(cfg, &e), 0);
-	std::vector<GroFrame> in;
-	for (const Bytes &f : frames)
-		in.push_back(GroFrame{bytes_of(f), {}});
-	o.verdicts.resize(frames.size());
-	auto sink = [&o](const GroPacket &p) {
-		auto *b = reinterpret_cast<const uint8_t *>(p.data.data());
-		o.packets.emplace_back(b, b + p.data.size());
-		o.meta.push_back(p);
-		o.meta.back().data = {};
-	};
-	EXPECT_GE(e->receive(in, 1, o.verdicts, gro_sink(sink)), 0);
-	if (flush)
-		e->flush(gro_sink(sink));
-	o.st = e->stats();
+	cfg.zero_copy = false;
+	GroTrip t;
+	EXPECT_EQ(gro_run(frames, cfg, t, {}, nullptr, 1, flush), 0);
+	for (uint32_t min_span : {1u, 256u}) {
+		GroConfig zc = cfg;
+		zc.zero_copy = true;
+		zc.zc_min_span = min_span;
+		GroTrip z;
+		EXPECT_EQ(gro_run(frames, zc, z, {}, nullptr, 1, flush), 0);
+		EXPECT_EQ(trip_diff(t, z), "") << "zc_min_span " << min_span;
+	}
+	o.packets = std::move(t.packets);
+	o.meta = std::move(t.meta);
+	o.verdicts = std::move(t.verdicts);
+	o.st = t.stats;
 	return o;
 }
 
@@ -1101,6 +1112,210 @@ TEST(GroHostile, TruncatedAndCorruptedFramesAreCounted)
 	e->drop_fragments();
 	EXPECT_EQ(e->stats().frag_mem, 0u);
 	EXPECT_EQ(e->frag_queues(), 0u);
+}
+
+// ---- zero-copy (every test above runs its frames through both modes: run()) ----
+
+// Whether a span lies inside a buffer.
+bool inside(std::span<const std::byte> s, const Bytes &b)
+{
+	auto *lo = reinterpret_cast<const std::byte *>(b.data());
+	return s.data() >= lo && s.data() + s.size() <= lo + b.size();
+}
+
+// A zero-copy engine over frames the test owns: what it emits, with where
+// each frag points.
+struct ZcOut {
+	std::vector<Bytes> packets;		// gathered
+	std::vector<size_t> hdr;		// data's length
+	std::vector<std::vector<std::span<const std::byte>>> frags;
+	std::vector<GroVerdict> verdicts;
+};
+
+ZcOut run_zc(const std::vector<Bytes> &frames, GroConfig c)
+{
+	c.zero_copy = true;
+	ZcOut o;
+	std::unique_ptr<GroEngine> e;
+	EXPECT_EQ(GroEngine::create(c, &e), 0);
+	std::vector<GroFrame> in;
+	for (const Bytes &f : frames)
+		in.push_back(GroFrame{bytes_of(f), {}});
+	auto sink = [&o](const GroPacket &p) {
+		Bytes b(p.size());
+		EXPECT_EQ(p.gather(std::as_writable_bytes(std::span<uint8_t>(b))), b.size());
+		o.packets.push_back(std::move(b));
+		o.hdr.push_back(p.data.size());
+		o.frags.emplace_back(p.frags.begin(), p.frags.end());
+	};
+	o.verdicts.resize(frames.size());
+	EXPECT_GE(e->receive(in, 1, o.verdicts, gro_sink(sink)), 0);
+	e->flush(gro_sink(sink));
+	EXPECT_EQ(e->held_flows(), 0u);
+	return o;
+}
+
+// A merged packet is its headers in the engine and every segment's payload
+// where it lies, in order: nothing copied.
+TEST(GroZeroCopy, PayloadsAreReferencedWhereTheyLie)
+{
+	std::vector<Bytes> f = build(stream(4));
+	ZcOut o = run_zc(f, config());
+	ASSERT_EQ(o.packets.size(), 1u);
+	EXPECT_EQ(o.hdr[0], 54u) << "data: the headers only";
+	ASSERT_EQ(o.frags[0].size(), 4u);
+	for (size_t k = 0; k < 4; k++) {
+		EXPECT_EQ(o.frags[0][k].data(), reinterpret_cast<const std::byte *>(f[k].data()) + 54) << "frame " << k;
+		EXPECT_EQ(o.frags[0][k].size(), 1000u);
+	}
+	EXPECT_EQ(o.packets, run(f).packets);
+	// a frame alone: its headers and its payload, unchanged
+	const std::vector<Bytes> single = {f[0]};
+	ZcOut one = run_zc(single, config());
+	ASSERT_EQ(one.packets.size(), 1u);
+	EXPECT_EQ(one.packets[0], f[0]);
+	ASSERT_EQ(one.frags[0].size(), 1u);
+	EXPECT_TRUE(inside(one.frags[0][0], single[0]));
+}
+
+// Pieces shorter than zc_min_span are copied behind the headers: a stream of
+// short segments comes out as one buffer, as in copy mode.
+TEST(GroZeroCopy, ShortPiecesAreCopied)
+{
+	Seg s;
+	s.len = 100;
+	std::vector<Bytes> f = build(stream(5, s));
+	ZcOut o = run_zc(f, config());
+	ASSERT_EQ(o.packets.size(), 1u);
+	EXPECT_TRUE(o.frags[0].empty());
+	EXPECT_EQ(o.hdr[0], 54u + 500u);
+	GroConfig c = config();
+	c.zc_min_span = 100;
+	ZcOut r = run_zc(f, c);
+	ASSERT_EQ(r.packets.size(), 1u);
+	EXPECT_EQ(r.frags[0].size(), 5u) << "at zc_min_span 100, referenced";
+	EXPECT_EQ(r.packets, o.packets);
+}
+
+// However many segments, at most kGroMaxSpans frags: the frames past the
+// last but one are copied into the last.
+TEST(GroZeroCopy, FragsAreBounded)
+{
+	Seg s;
+	s.len = 40;
+	const size_t n = kGroMaxSpans + 60;
+	std::vector<Bytes> f = build(stream(n, s));
+	GroConfig c = config();
+	c.zc_min_span = 1;
+	ZcOut o = run_zc(f, c);
+	ASSERT_EQ(o.packets.size(), 1u);
+	ASSERT_EQ(o.frags[0].size(), size_t{kGroMaxSpans});
+	for (size_t k = 0; k + 1 < kGroMaxSpans; k++)
+		EXPECT_TRUE(inside(o.frags[0][k], f[k])) << "frag " << k;
+	EXPECT_EQ(o.frags[0].back().size(), (n - kGroMaxSpans + 1) * 40) << "the rest, copied into one";
+	Out cp = run(f, c);
+	ASSERT_EQ(cp.packets.size(), 1u);
+	EXPECT_EQ(o.packets[0], cp.packets[0]);
+	EXPECT_EQ(cp.meta[0].segs, n);
+}
+
+// A frame with a bad checksum is never merged, so never referenced: no frag
+// points into it, and the packet it would have joined is copy mode's.
+TEST(GroZeroCopy, BadChecksumsAreNeverReferenced)
+{
+	std::vector<Seg> segs = stream(4);
+	std::vector<Bytes> f = build(segs);
+	Bytes bad = f[1];
+	bad[60] ^= 0x40;
+	std::vector<Bytes> in = {f[0], bad, f[1], f[2], f[3]};
+	for (uint32_t min_span : {1u, 256u, 2000u}) {
+		GroConfig c = config();
+		c.zc_min_span = min_span;
+		ZcOut o = run_zc(in, c);
+		EXPECT_EQ(o.verdicts[1], GroVerdict::bad_l4_csum);
+		ASSERT_EQ(o.packets.size(), 2u);
+		EXPECT_EQ(o.packets[0], bad);
+		EXPECT_EQ(o.frags[1].size(), min_span > 1000 ? 0u : 4u);
+		for (auto sp : o.frags[1])
+			EXPECT_FALSE(inside(sp, in[1])) << "min_span " << min_span;
+		EXPECT_EQ(o.packets, run(in, c).packets) << "min_span " << min_span;
+	}
+}
+
+// The contract's lifetimes, with a check that the spoiling can see a
+// reference kept: frames spoilt while still held change what comes out.
+TEST(GroZeroCopy, FramesAreNotReadOnceReleased)
+{
+	std::vector<Bytes> f = build(stream(6));
+	GroConfig c = config();
+	c.zero_copy = true;
+	std::unique_ptr<GroEngine> e;
+	ASSERT_EQ(GroEngine::create(c, &e), 0);
+	std::vector<Bytes> got;
+	auto sink = [&got](const GroPacket &p) {
+		Bytes b(p.size());
+		p.gather(std::as_writable_bytes(std::span<uint8_t>(b)));
+		got.push_back(std::move(b));
+	};
+	// first: spoiling a held frame before the flush must show
+	{
+		std::vector<Bytes> mine = {f[0], f[1]};
+		std::vector<GroFrame> in = {GroFrame{bytes_of(mine[0]), {}}, GroFrame{bytes_of(mine[1]), {}}};
+		e->receive(in, 1, {}, gro_sink(sink));
+		std::fill(mine[1].begin(), mine[1].end(), 0xa5);
+		e->flush(gro_sink(sink));
+		ASSERT_EQ(got.size(), 1u);
+		EXPECT_NE(got[0], run({f[0], f[1]}).packets.at(0)) << "a held frame spoilt: the output must show it";
+		got.clear();
+	}
+	// then: batches of the same flow, each batch's frames spoilt and freed
+	// after its flush; every packet must be copy mode's
+	std::vector<Bytes> copy_out;
+	std::unique_ptr<GroEngine> ce;
+	GroConfig cc = config();
+	ASSERT_EQ(GroEngine::create(cc, &ce), 0);
+	auto csink = [&copy_out](const GroPacket &p) {
+		auto *b = reinterpret_cast<const uint8_t *>(p.data.data());
+		copy_out.emplace_back(b, b + p.data.size());
+	};
+	for (size_t at = 0; at < f.size(); at += 2) {
+		auto mine = std::make_unique<std::vector<Bytes>>(f.begin() + static_cast<long>(at),
+								 f.begin() + static_cast<long>(at + 2));
+		std::vector<GroFrame> in = {GroFrame{bytes_of((*mine)[0]), {}}, GroFrame{bytes_of((*mine)[1]), {}}};
+		e->receive(in, 1, {}, gro_sink(sink));
+		ce->receive(in, 1, {}, gro_sink(csink));
+		e->flush(gro_sink(sink));
+		ce->flush(gro_sink(csink));
+		EXPECT_EQ(e->held_flows(), 0u);
+		for (Bytes &b : *mine)
+			std::fill(b.begin(), b.end(), 0xa5);
+		mine.reset();
+	}
+	EXPECT_EQ(got, copy_out);
+	EXPECT_EQ(got.size(), 3u);
+}
+
+// A multi-buffer frame passed comes out as its buffers, untouched.
+TEST(GroZeroCopy, PassedMultiBufferFrameIsItsBuffers)
+{
+	Seg s;
+	s.flags = 0x02;	// SYN: passed
+	Bytes f = make(s);
+	std::span<const std::byte> all = bytes_of(f);
+	std::array<std::span<const std::byte>, 2> more = {all.subspan(30, 40), all.subspan(70)};
+	GroConfig c = config();
+	c.zero_copy = true;
+	std::unique_ptr<GroEngine> e;
+	ASSERT_EQ(GroEngine::create(c, &e), 0);
+	std::vector<GroPacket> got;
+	auto sink = [&got](const GroPacket &p) { got.push_back(p); };
+	EXPECT_EQ(e->receive_one(GroFrame{all.first(30), more}, 1, gro_sink(sink)), GroVerdict::passed);
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0].data.data(), all.data());
+	ASSERT_EQ(got[0].frags.size(), 2u);
+	EXPECT_EQ(got[0].frags[1].data(), more[1].data());
+	EXPECT_EQ(got[0].size(), f.size());
+	EXPECT_EQ(got[0].csum, GroCsum::unnecessary);
 }
 
 // ---- the API ----

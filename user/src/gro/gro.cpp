@@ -6,7 +6,9 @@
 // every checksum verifies. The next segment of the flow the last frame
 // joined skips all that for a masked compare of its headers against the
 // flow's first frame (fast_merge), with the same outcome. A super-packet's length fields and checksums are
-// written once, when it is emitted. Fragments: gro_frag.cpp.
+// written once, when it is emitted. Zero-copy: the same steps, the payload
+// summed where it lies and referenced (zc_piece) instead of copied.
+// Fragments: gro_frag.cpp.
 #include <algorithm>
 #include <cerrno>
 #include <new>
@@ -452,14 +454,23 @@ int GroEngine::create(const GroConfig &c, std::unique_ptr<GroEngine> *out) noexc
 	m->frag_ranges.reset(new (std::nothrow) FragRange[size_t{c.frag_queues} * kGroMaxFrags]);
 	m->hdr_scratch.reset(new (std::nothrow) std::byte[kMaxHdr]);
 	m->lin.reset(new (std::nothrow) std::byte[m->lin_cap]);
+	if (c.zero_copy)
+		m->span_mem.reset(new (std::nothrow) std::span<const std::byte>[size_t{slots} * kGroMaxSpans]);
 	if (!m->flow_mem || !m->flows || !m->buckets || !m->frag_mem || !m->fq || !m->frag_ranges || !m->hdr_scratch ||
-	    !m->lin)
+	    !m->lin || (c.zero_copy && !m->span_mem))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < m->nbuckets; i++)
 		m->buckets[i] = kNone;
 	for (uint32_t i = 0; i < slots; i++) {
-		m->flows[i].buf = m->flow_mem.get() + size_t{i} * m->slot_cap;
-		m->flows[i].chain = i + 1 < slots ? static_cast<uint16_t>(i + 1) : kNone;
+		Flow &f = m->flows[i];
+		f.buf = m->flow_mem.get() + size_t{i} * m->slot_cap;
+		f.chain = i + 1 < slots ? static_cast<uint16_t>(i + 1) : kNone;
+		if (c.zero_copy) {
+			f.spans = m->span_mem.get() + size_t{i} * kGroMaxSpans;
+			// fast_merge compares kFastHdr bytes of buf under a mask that is 0
+			// past the headers; zero-copy may leave those bytes never written
+			std::memset(f.buf, 0, kFastHdr);
+		}
 	}
 	m->free_head = 0;
 	for (uint32_t i = 0; i < c.frag_queues; i++) {
@@ -473,7 +484,7 @@ int GroEngine::create(const GroConfig &c, std::unique_ptr<GroEngine> *out) noexc
 void GroEngine::Impl::emit(const GroPacket &pk, GroSink sink) noexcept
 {
 	st.packets_out++;
-	st.bytes_out += pk.data.size();
+	st.bytes_out += pk.size();
 	st.flush_by[static_cast<size_t>(pk.flush)]++;
 	if (pk.segs > 1)
 		st.super_packets++;
@@ -487,6 +498,9 @@ GroVerdict GroEngine::Impl::pass(const Src &s, const Parsed *p, GroVerdict v, Gr
 	pk.frame = frame_idx;
 	if (s.one) {
 		pk.data = s.f->data;
+	} else if (cfg.zero_copy && s.len <= lin_cap) {
+		pk.data = s.f->data;	// the frame as it came: its buffers are the caller's until receive() returns
+		pk.frags = s.f->more;
 	} else {
 		uint32_t n = s.len < lin_cap ? s.len : lin_cap;
 		s.copy(lin.get(), 0, n);
@@ -603,6 +617,99 @@ struct Table {
 
 namespace {
 
+// Zero-copy: a payload piece appended to a flow, its partial sum returned.
+// A piece long enough is referenced where it lies while a span is left for
+// the copies that may follow; a short one, or one past that, is copied
+// behind the bytes in buf (the headers, then earlier copies), extending the
+// last span when that is a copy too: at most kGroMaxSpans spans, however
+// many frames.
+inline uint32_t zc_piece(const GroEngine::Impl &m, Flow &f, const std::byte *p, size_t k) noexcept
+{
+	if (k >= m.cfg.zc_min_span && f.nspans + 2u <= kGroMaxSpans) {
+		f.spans[f.nspans++] = {p, k};
+		f.last_copied = false;
+		return csum_partial(p, k, 0);
+	}
+	std::byte *d = f.buf + f.tail;
+	const uint32_t sum = m.copy_fn(d, p, k, 0);
+	if (f.last_copied)
+		f.spans[f.nspans - 1] = {f.spans[f.nspans - 1].data(), f.spans[f.nspans - 1].size() + k};
+	else
+		f.spans[f.nspans++] = {d, k};
+	f.last_copied = true;
+	f.tail += static_cast<uint32_t>(k);
+	return sum;
+}
+
+// A flow's zero-copy state, to put back when a frame appended fails its
+// checksum (nothing but bytes past tail and spans past nspans changed).
+struct ZcMark {
+	uint16_t nspans;
+	bool last_copied;
+	uint32_t tail;
+	std::span<const std::byte> last;
+
+	explicit ZcMark(const Flow &f) noexcept
+	    : nspans(f.nspans), last_copied(f.last_copied), tail(f.tail),
+	      last(f.nspans ? f.spans[f.nspans - 1] : std::span<const std::byte>{})
+	{
+	}
+	void restore(Flow &f) const noexcept
+	{
+		f.nspans = nspans;
+		f.last_copied = last_copied;
+		f.tail = tail;
+		if (nspans)
+			f.spans[nspans - 1] = last;
+	}
+};
+
+// Zero-copy: [off, off + n) of a frame appended to a flow as zc_piece
+// pieces (a multi-buffer frame: a piece per buffer it spans); the bytes'
+// partial sum as Src::take gives it.
+uint32_t zc_take(const GroEngine::Impl &m, Flow &f, const Src &s, size_t off, size_t n) noexcept
+{
+	if (s.one) [[likely]]
+		return n ? zc_piece(m, f, s.f->data.data() + off, n) : 0;
+	uint32_t sum = 0;
+	size_t done = 0;
+	auto piece = [&](std::span<const std::byte> b) {
+		if (done == n)
+			return;
+		if (off >= b.size()) {
+			off -= b.size();
+			return;
+		}
+		size_t k = b.size() - off < n - done ? b.size() - off : n - done;
+		sum = csum_add(sum, zc_piece(m, f, b.data() + off, k), done);
+		done += k;
+		off = 0;
+	};
+	piece(s.f->data);
+	for (auto b : s.f->more)
+		piece(b);
+	return sum;
+}
+
+// What a flow emits as its bytes: buf to len in copy mode; zero-copy, the
+// headers and the spans, the first one with them when it is the copy
+// straight behind them (all of a packet of short segments: one buffer).
+inline void flow_bytes(const GroEngine::Impl &m, const Flow &f, GroPacket &pk) noexcept
+{
+	if (!m.cfg.zero_copy) {
+		pk.data = {f.buf, f.len};
+		return;
+	}
+	std::span<const std::span<const std::byte>> sp(f.spans, f.nspans);
+	size_t n = f.pay;
+	if (!sp.empty() && sp[0].data() == f.buf + f.pay) {
+		n += sp[0].size();
+		sp = sp.subspan(1);
+	}
+	pk.data = {f.buf, n};
+	pk.frags = sp;
+}
+
 // Writes a held flow's length fields and checksums and emits it; its slot
 // is free again after.
 [[gnu::noinline]] void finish(GroEngine::Impl &m, uint16_t i, GroFlush cause, GroSink sink) noexcept
@@ -611,7 +718,7 @@ namespace {
 	std::byte *b = f.buf;
 	const uint32_t len = f.len;
 	GroPacket pk;
-	pk.data = {b, len};
+	flow_bytes(m, f, pk);
 	pk.segs = f.segs;
 	pk.flush = cause;
 	pk.verdict = GroVerdict::held;
@@ -731,7 +838,7 @@ void fast_template(Flow &n) noexcept
 // end, and on_l4 decides: the outcome is the same either way.
 namespace {
 
-template <bool Avx2>
+template <bool Avx2, bool Zc>
 inline bool fast_merge_t(GroEngine::Impl &m, const GroFrame &fr, GroSink sink) noexcept
 {
 	const uint16_t last = m.last;
@@ -760,14 +867,18 @@ inline bool fast_merge_t(GroEngine::Impl &m, const GroFrame &fr, GroSink sink) n
 	} else if (f.l3 + 40 + size_t{ld16(ip + 4)} != len) {
 		return false;
 	}
+	// zero-copy: the payload referenced where it lies, summed in place; a
+	// piece zc_piece would copy is left to the general path
+	if (Zc && (plen < m.cfg.zc_min_span || f.nspans + 2u > kGroMaxSpans))
+		return false;
 	uint32_t psum;
 #if defined(__x86_64__)
 	if constexpr (Avx2)
-		psum = csum_detail::avx2_sum<true>(reinterpret_cast<uint8_t *>(f.buf + f.len),
-						   reinterpret_cast<const uint8_t *>(h + f.pay), plen, 0);
+		psum = csum_detail::avx2_sum<!Zc>(reinterpret_cast<uint8_t *>(f.buf + f.len),
+						  reinterpret_cast<const uint8_t *>(h + f.pay), plen, 0);
 	else
 #endif
-		psum = m.copy_fn(f.buf + f.len, h + f.pay, plen, 0);
+		psum = Zc ? csum_partial(h + f.pay, plen, 0) : m.copy_fn(f.buf + f.len, h + f.pay, plen, 0);
 	const uint64_t l4 = uint64_t{f.l4_sum0} + (len - f.l4) + (seq >> 16) + (seq & 0xffff) + ld16(th + 16) +
 			    ld16(th + 18) + psum;
 	if (csum_fold16(l4) != 0xffff)
@@ -775,6 +886,10 @@ inline bool fast_merge_t(GroEngine::Impl &m, const GroFrame &fr, GroSink sink) n
 	m.st.frames_in++;
 	m.st.bytes_in += len;
 	m.st.merged++;
+	if constexpr (Zc) {
+		f.spans[f.nspans++] = {h + f.pay, plen};
+		f.last_copied = false;
+	}
 	f.psum = csum_add(f.psum, psum, f.len - f.pay);
 	f.len += plen;
 	f.segs++;
@@ -787,12 +902,14 @@ inline bool fast_merge_t(GroEngine::Impl &m, const GroFrame &fr, GroSink sink) n
 }
 
 #if defined(__x86_64__)
-// fast_merge_t compiled for AVX2, the copy+checksum kernel inlined (flatten):
-// no call per frame, the header compare in 32-byte vectors.
+// fast_merge_t compiled for AVX2, the copy+checksum (zero-copy: checksum)
+// kernel inlined (flatten): no call per frame, the header compare in 32-byte
+// vectors.
+template <bool Zc>
 [[gnu::noinline, gnu::flatten]] __attribute__((target("avx2"))) bool
 fast_merge_avx2(GroEngine::Impl &m, const GroFrame &fr, GroSink sink) noexcept
 {
-	return fast_merge_t<true>(m, fr, sink);
+	return fast_merge_t<true, Zc>(m, fr, sink);
 }
 #endif
 
@@ -802,9 +919,9 @@ bool GroEngine::Impl::fast_merge(const GroFrame &fr, GroSink sink) noexcept
 {
 #if defined(__x86_64__)
 	if (avx2) [[likely]]
-		return fast_merge_avx2(*this, fr, sink);
+		return cfg.zero_copy ? fast_merge_avx2<true>(*this, fr, sink) : fast_merge_avx2<false>(*this, fr, sink);
 #endif
-	return fast_merge_t<false>(*this, fr, sink);
+	return cfg.zero_copy ? fast_merge_t<false, true>(*this, fr, sink) : fast_merge_t<false, false>(*this, fr, sink);
 }
 
 namespace {
@@ -886,11 +1003,16 @@ GroVerdict on_l4(GroEngine::Impl &m, const Src &s, Parsed &p, uint64_t now, GroS
 			restart = GroFlush::size;
 		}
 		if (!flush) {
-			// the payload straight behind the flow's bytes, summed on the way;
-			// committed only if every checksum verifies
-			const uint32_t psum = s.take<true>(f.buf + f.len, p.pay, plen, m.copy_fn);
-			if (Bad b = l4_bad(p, psum); b != Bad::none)
+			// the payload straight behind the flow's bytes (zero-copy: its
+			// pieces), summed on the way; committed only if every checksum
+			// verifies
+			const ZcMark mark(f);
+			const uint32_t psum = cfg.zero_copy ? zc_take(m, f, s, p.pay, plen)
+							    : s.take<true>(f.buf + f.len, p.pay, plen, m.copy_fn);
+			if (Bad b = l4_bad(p, psum); b != Bad::none) {
+				mark.restore(f);
 				return m.pass(s, &p, verdict_of(b), GroPass::kind_off, sink, Check::no);
+			}
 			f.psum = csum_add(f.psum, psum, f.len - f.pay);
 			f.len += plen;
 			f.segs++;
@@ -924,7 +1046,11 @@ GroVerdict on_l4(GroEngine::Impl &m, const Src &s, Parsed &p, uint64_t now, GroS
 	const uint16_t ni = m.free_head;
 	Flow &n = m.flows[ni];
 	std::memcpy(n.buf, h, p.pay);
-	const uint32_t psum = s.take<true>(n.buf + p.pay, p.pay, plen, m.copy_fn);
+	n.nspans = 0;
+	n.last_copied = false;
+	n.tail = p.pay;
+	const uint32_t psum = cfg.zero_copy ? zc_take(m, n, s, p.pay, plen)
+					    : s.take<true>(n.buf + p.pay, p.pay, plen, m.copy_fn);
 	if (Bad b = l4_bad(p, psum); b != Bad::none)
 		return m.pass(s, &p, verdict_of(b), GroPass::kind_off, sink, Check::no);
 	m.free_head = n.chain;	// taken: the slots emitted below go back to the list
@@ -933,7 +1059,9 @@ GroVerdict on_l4(GroEngine::Impl &m, const Src &s, Parsed &p, uint64_t now, GroS
 	if (tcp && (flags & (kTcpPsh | kTcpFin))) {
 		// after a flush its own PSH/FIN sends it up alone (out_check_final)
 		GroPacket pk;
-		pk.data = {n.buf, p.end};
+		n.len = p.end;
+		n.pay = p.pay;
+		flow_bytes(m, n, pk);
 		pk.frame = m.frame_idx;
 		pk.hdr_len = p.pay;
 		pk.csum = GroCsum::unnecessary;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 
 #include "../packet/be_fields.hpp"
 #include "xoffload/gro/gro.hpp"
@@ -184,6 +185,12 @@ struct Flow {
 	uint8_t or_flags = 0;		// TCP FIN/PSH of the segments merged
 	uint16_t chain = kNone;		// next in the hash bucket
 	uint16_t older = kNone, newer = kNone;	// age list
+	// zero-copy: buf holds the headers (to pay), then the pieces copied
+	// (Impl::zc_piece) up to tail; spans the payload's pieces in order
+	std::span<const std::byte> *spans = nullptr;	// kGroMaxSpans
+	uint16_t nspans = 0;
+	bool last_copied = false;	// spans[nspans - 1] ends at buf + tail: a copy extends it
+	uint32_t tail = 0;
 	// the fast path (gro.cpp fast_merge): plain TCP whose headers fit in
 	// kFastHdr; mask: 0xff on the header bytes a frame must have equal to
 	// the first frame's, 0 on the fields that vary (lengths, IPv4 ID and
@@ -241,6 +248,7 @@ struct GroEngine::Impl {
 	// flow it replaces is emitted)
 	std::unique_ptr<std::byte[]> flow_mem;
 	std::unique_ptr<gro_detail::Flow[]> flows;
+	std::unique_ptr<std::span<const std::byte>[]> span_mem;	// zero-copy: kGroMaxSpans per slot
 	std::unique_ptr<uint16_t[]> buckets;
 	uint32_t nbuckets = 0;		// a power of 2
 	uint32_t slot_cap = 0;

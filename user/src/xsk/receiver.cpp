@@ -121,10 +121,18 @@ struct GroRun {
 	std::vector<std::span<const std::byte>> pieces;	// the buffers after the first of each frame
 	PcapWriter *w = nullptr;
 	timespec ts{};
+	std::vector<std::span<const std::byte>> gather;	// a packet's data and frags, for the writer
 	void operator()(const GroPacket &p) noexcept
 	{
-		if (w)
+		if (!w)
+			return;
+		if (p.frags.empty()) {
 			w->write(p.data, ts);
+			return;
+		}
+		gather[0] = p.data;
+		std::copy(p.frags.begin(), p.frags.end(), gather.begin() + 1);
+		w->write(std::span<const std::span<const std::byte>>(gather.data(), p.frags.size() + 1), ts);
 	}
 };
 
@@ -143,6 +151,7 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 	if (gro) {
 		gr.frames.reserve(std::max(c.batch, kMaxRxChain));
 		gr.pieces.resize(std::max(c.batch, kMaxRxChain));
+		gr.gather.resize(size_t{kGroMaxSpans} + 1);
 	}
 	const GroSink gro_out = gro_sink(gr);
 	// room for the longest descriptor chain: rx_peek then returns whole frames
@@ -208,6 +217,8 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 				}
 				const uint64_t now = monotonic_ns();
 				(void)gro->receive(gr.frames, now, {}, gro_out);
+				// before rx_release: the zero-copy engine's packets point into
+				// these frames until flush() returns
 				gro->flush(gro_out);
 				gro->flush_expired(now, gro_out);
 				s.rx_release({descs.data(), n});
@@ -278,10 +289,16 @@ Result<RecvResult> receive(Engine &e, LinkWatch &watch, const RecvConfig &c, Rec
 	std::mutex all_m;
 	std::vector<std::pair<double, double>> cpu(plan.size());
 	std::vector<std::unique_ptr<GroEngine>> gro(plan.size());
-	if (c.gro)
+	if (c.gro) {
+		// zero-copy: a worker flushes its engine at the end of every RX batch,
+		// before the batch's frames go back to the fill ring (receive_on), so
+		// the super-packets may point into the UMEM instead of copying it
+		GroConfig gc = *c.gro;
+		gc.zero_copy = true;
 		for (auto &g : gro)
-			if (int r = GroEngine::create(*c.gro, &g); r < 0)
+			if (int r = GroEngine::create(gc, &g); r < 0)
 				return errno_error("GRO engine", r);
+	}
 	const double t0 = monotonic_seconds();
 	double next_watch = 0;
 	double last_rx = 0;	// when the workers were last seen with frames; 0: none yet

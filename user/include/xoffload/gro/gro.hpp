@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
 // Software receive offload (GRO), the mirror of gso.hpp: received frames in,
 // super-packets out, each frame's bytes copied once into the super-packet it
-// joins with its checksums verified during that copy.
+// joins with its checksums verified during that copy; or, zero-copy
+// (GroConfig::zero_copy), the super-packet's headers in the engine and its
+// payload left in the frames' buffers, verified where it lies.
 //
 // Contract (GroEngine):
 //  - input: Ethernet frames, each one buffer or a list of buffers (AF_XDP
 //    multi-buffer), in arrival order. receive() copies what it keeps: the
 //    caller may reuse every frame's buffers as soon as it returns.
+//    Zero-copy: a TCP/UDP frame held or merged (its verdict) is not copied
+//    but referenced by the packet it joined (GroPacket::frags) until that
+//    packet is emitted: the caller keeps the frame's buffers (not the
+//    GroFrame or its `more` array) alive and unchanged until then, i.e. at
+//    the latest until flush() returns, after which the engine references no
+//    frame (held_flows() == 0). AF_XDP: receive() then flush() per RX batch,
+//    before the batch's frames go back to the fill ring. Frames of any
+//    other verdict may be reused as soon as receive() returns (fragments
+//    are copied into the reassembly buffer as in copy mode).
 //  - merges, by the kernel's rules (tcp_gro_receive, inet_gro_receive,
 //    ipv6_gro_receive, udp_gro_receive_segment, geneve_gro_receive; the
 //    engine's comments name the rule each check follows):
@@ -37,8 +48,16 @@
 //    IPv4 with options is passed (the kernel merges only ihl 5) unless
 //    GroConfig::ipv4_options, which merges equal options.
 //  - output: every packet, merged or passed, goes to the sink in the order
-//    the kernel would deliver it; GroPacket::data is valid only during the
-//    sink call. A super-packet's headers are its first frame's, with the
+//    the kernel would deliver it; GroPacket::data and ::frags are valid only
+//    during the sink call. Copy mode: a packet is data, one buffer. Zero-copy:
+//    data, then the frags in order (a super-packet: its headers in the
+//    engine, then its payload pieces, each in a frame's buffer or, pieces
+//    shorter than GroConfig::zc_min_span or past kGroMaxSpans, copied into
+//    the engine behind the headers); a multi-buffer frame passed: its
+//    buffers as they are. Every verdict, merge, flush cause, statistic,
+//    checksum state and byte of output is the same in both modes; only
+//    where the bytes lie differs (GroPacket::gather gives copy mode's
+//    buffer). A super-packet's headers are its first frame's, with the
 //    length fields (IPv4 total length, IPv6 payload length, UDP length,
 //    outer ones under Geneve) and IPv4 header checksums rewritten, the TCP
 //    FIN/PSH of the last segment or'ed in, and the L4 checksum per
@@ -51,7 +70,8 @@
 //    to make room) and the fragment bounds.
 //  - checksums: a frame that starts or joins a super-packet is always
 //    verified (the IPv4 header, TCP/UDP, under Geneve the outer UDP when
-//    non-zero and the inner IPv4 header and TCP/UDP), during its copy: the
+//    non-zero and the inner IPv4 header and TCP/UDP), during its copy
+//    (zero-copy: by a checksum-only pass over the bytes where they lie): the
 //    kernel's GRO validates every segment it merges, and a super-packet's
 //    checksum could not be written for unverified parts. verify_csum
 //    verifies the frames passed as they are too. A bad checksum: the frame
@@ -72,6 +92,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -116,6 +137,15 @@ struct GroConfig {
 	uint16_t max_segs_udp = 64;	// UDP_GRO_CNT_MAX
 	uint16_t max_segs_tcp = 0;	// 0: bounded by max_size only, as the kernel
 	uint64_t flush_timeout_ns = 1'000'000;	// flush_expired(): a super-packet held this long goes out
+	// zero-copy: TCP and UDP payloads (plain and under Geneve) stay in the
+	// frames' buffers, referenced by GroPacket::frags, checksummed without a
+	// copy; see the contract for the buffers' lifetime. Reassembled
+	// fragments are copied still.
+	bool zero_copy = false;
+	// zero-copy: a payload piece shorter than this is copied behind the
+	// headers all the same (a piece per tiny segment costs a consumer's
+	// gather more than the copy; contiguous copies make one piece)
+	uint32_t zc_min_span = 256;
 	// fragments
 	uint32_t frag_mem = 4u << 20;	// bytes held in fragment queues (ipfrag_high_thresh); each
 					// fragment costs its bytes + kGroFragOverhead
@@ -129,6 +159,9 @@ inline constexpr uint32_t kGroFragOverhead = 256;
 // Fragments one datagram may have (a hostile stream of 8-byte fragments
 // would otherwise need 8192 records per datagram).
 inline constexpr uint32_t kGroMaxFrags = 256;
+// Zero-copy: at most this many GroPacket::frags per packet; once all but
+// one are taken, the payloads merged after are copied (into the last).
+inline constexpr uint32_t kGroMaxSpans = 256;
 
 // What happened to one input frame.
 enum class GroVerdict : uint8_t {
@@ -178,8 +211,12 @@ enum class GroCsum : uint8_t {
 const char *to_string(GroCsum c) noexcept;
 
 // One emitted packet: what a virtio_net_hdr / skb_shared_info would say.
+// Offsets (hdr_len, csum_start) are into the whole packet: data then frags.
 struct GroPacket {
-	std::span<const std::byte> data;	// the packet, from its Ethernet header; valid during the sink call
+	std::span<const std::byte> data;	// the packet, from its Ethernet header; valid during the sink call.
+						// Zero-copy: its first bytes (a held packet's: hdr_len at least)
+	std::span<const std::span<const std::byte>> frags;	// zero-copy: the bytes after data, in order
+						// (skb frag_list, chained mbufs); empty in copy mode
 	GsoType gso_type = GsoType::none;	// tso4/tso6 (TCP), uso4/uso6 (UDP_GRO: SKB_GSO_UDP_L4);
 						// none when segs == 1 or reassembled; under Geneve the inner's
 	uint16_t gso_size = 0;			// payload bytes of every segment but maybe the last (0: segs == 1)
@@ -194,6 +231,31 @@ struct GroPacket {
 	GroFlush flush = GroFlush::passed;	// why it went out
 	GroVerdict verdict = GroVerdict::passed;	// passed packets: the frame's verdict; else held
 	uint32_t frame = UINT32_MAX;		// passed packets: the frame's index in its receive() call
+
+	// The packet's length: data and every frag.
+	size_t size() const noexcept
+	{
+		size_t n = data.size();
+		for (auto f : frags)
+			n += f.size();
+		return n;
+	}
+	// Copies the packet into out, as copy mode emits it: the bytes copied,
+	// or 0 (nothing copied) when out is shorter than size().
+	size_t gather(std::span<std::byte> out) const noexcept
+	{
+		if (out.size() < size())
+			return 0;
+		if (!data.empty())
+			std::memcpy(out.data(), data.data(), data.size());
+		size_t at = data.size();
+		for (auto f : frags) {
+			if (!f.empty())
+				std::memcpy(out.data() + at, f.data(), f.size());
+			at += f.size();
+		}
+		return at;
+	}
 };
 
 // Where packets go. A function pointer and a context, no std::function: one
@@ -289,7 +351,8 @@ public:
 	// 0 and *out set, or -EINVAL (a config field out of range: max_flows 0 or
 	// > 4096, max_size < 128 or > 65535, frag_queues 0 or > 4096, geneve_port
 	// 0) or -ENOMEM. Allocates max_flows + 1 buffers of max_size and
-	// frag_queues of 64 KiB (address space; pages are touched as used).
+	// frag_queues of 64 KiB (address space; pages are touched as used);
+	// zero-copy, kGroMaxSpans spans (4 KiB) per buffer too.
 	static int create(const GroConfig &c, std::unique_ptr<GroEngine> *out) noexcept;
 	~GroEngine();
 	GroEngine(const GroEngine &) = delete;
