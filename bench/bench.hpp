@@ -114,6 +114,7 @@ bool print_composed(const std::vector<ComposedResult> &rows, bool json);
 struct Target {
 	const char *name;
 	double threshold;
+	bool ref = false;	// printed with its verdict, not judged (--check-target)
 	double worst = 0;
 	const char *worst_case = "-";
 	unsigned rows = 0, passed = 0;
