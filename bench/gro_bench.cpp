@@ -784,27 +784,24 @@ int run_gro(const Options &opt)
 		}
 		size_t want = cr.bursts * cr.frames.size();
 		size_t cp = 0;
-		for (unsigned r = 0; r < nruns; r++) {
+		// one timed run of an engine over every burst: its seconds, or -1
+		// when a burst lost frames or packets
+		auto time_engine = [&](GroEngine &eng) {
 			double t = 0;
 			size_t got = 0;
 			Sink s;
 			for (size_t b = 0; b < cr.bursts; b++, cp = (cp + 1) % ncopies) {
 				double t0 = now_s();
-				got += run_ours_burst(*cr.eng, cr.copies[cp], s);
+				got += run_ours_burst(eng, cr.copies[cp], s);
 				t += now_s() - t0;
 			}
-			cr.t_ours.push_back(got == want && s.packets == cr.bursts ? t : -1);
-			t = 0;
-			got = 0;
-			s = Sink{};
-			for (size_t b = 0; b < cr.bursts; b++, cp = (cp + 1) % ncopies) {
-				double t0 = now_s();
-				got += run_ours_burst(*cr.eng_zc, cr.copies[cp], s);
-				t += now_s() - t0;
-			}
-			cr.t_zc.push_back(got == want && s.packets == cr.bursts ? t : -1);
-			t = 0;
-			got = 0;
+			return got == want && s.packets == cr.bursts ? t : -1;
+		};
+		for (unsigned r = 0; r < nruns; r++) {
+			cr.t_ours.push_back(time_engine(*cr.eng));
+			cr.t_zc.push_back(time_engine(*cr.eng_zc));
+			double t = 0;
+			size_t got = 0;
 			for (size_t b = 0; b < cr.bursts; b++, cp = (cp + 1) % ncopies) {
 				double t0 = now_s();
 				got += run_memcpy_burst(cr, cr.copies[cp], outbuf.data());

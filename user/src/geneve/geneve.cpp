@@ -368,6 +368,19 @@ void set_vnibit(std::vector<uint64_t> &words, uint32_t vni)
 
 } // namespace
 
+// The bitmap the rules make: a bit for each VNI with a rule.
+Result<std::vector<uint64_t>> GeneveMaps::vnibits_of_rules() const
+{
+	auto rs = rules();
+	if (!rs)
+		return rs.error();
+	std::vector<uint64_t> words(XO_GNV_VNIBITS_WORDS);
+	for (const auto &r : *rs)
+		if (r.vni != XO_GNV_VNI_DEFAULT)
+			set_vnibit(words, r.vni);
+	return words;
+}
+
 Status GeneveMaps::vnibits_write(uint32_t word, uint64_t bits)
 {
 	uint64_t cur = 0;
@@ -392,15 +405,11 @@ Status GeneveMaps::vnibits_rebuild()
 		if (!vnibits_.valid())
 			return errno_error("open pinned map " + path, errno);
 	}
-	auto rs = rules();
-	if (!rs)
-		return rs.error();
-	std::vector<uint64_t> words(XO_GNV_VNIBITS_WORDS);
-	for (const auto &r : *rs)
-		if (r.vni != XO_GNV_VNI_DEFAULT)
-			set_vnibit(words, r.vni);
+	auto words = vnibits_of_rules();
+	if (!words)
+		return words.error();
 	for (uint32_t w = 0; w < XO_GNV_VNIBITS_WORDS; w++)
-		if (auto s = vnibits_write(w, words[w]); !s)
+		if (auto s = vnibits_write(w, (*words)[w]); !s)
 			return s;
 	return ok();
 }
@@ -411,15 +420,11 @@ Status GeneveMaps::vnibits_redo_word(uint32_t vni)
 {
 	if (!vnibits_.valid())
 		return ok();	// put_cfg makes the whole bitmap
-	auto rs = rules();
-	if (!rs)
-		return rs.error();
-	std::vector<uint64_t> words(XO_GNV_VNIBITS_WORDS);
-	for (const auto &r : *rs)
-		if (r.vni != XO_GNV_VNI_DEFAULT)
-			set_vnibit(words, r.vni);
+	auto words = vnibits_of_rules();
+	if (!words)
+		return words.error();
 	const uint32_t w = xo_gnv_vnibit(vni) / 64;
-	return vnibits_write(w, words[w]);
+	return vnibits_write(w, (*words)[w]);
 }
 
 Status GeneveMaps::bump_gen()

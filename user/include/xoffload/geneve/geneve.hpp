@@ -127,6 +127,7 @@ private:
 	Status put_cfg(const xo_gnv_cfg &c);
 	Status zero_slot(uint32_t slot);
 	Status bump_gen();
+	Result<std::vector<uint64_t>> vnibits_of_rules() const;
 	Status vnibits_write(uint32_t word, uint64_t bits);
 	Status vnibits_rebuild();
 	Status vnibits_redo_word(uint32_t vni);
