@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <optional>
+#include <sstream>
 #include <cstring>
 #include <thread>
 
@@ -110,10 +111,12 @@ protected:
 		return false;
 	}
 	// recv --gro KINDS --pcap on B while @send runs on A: recv's summary line.
-	std::string recv_during(const std::string &kinds, const std::vector<std::string> &send, const std::string &pcap)
+	// @all: every line recv printed (its interval lines with --interval).
+	std::string recv_during(const std::string &kinds, const std::vector<std::string> &send, const std::string &pcap,
+				const char *interval = "0", std::string *all = nullptr)
 	{
 		BackgroundCmd rx(tool(tb_->ns_b(), {"recv", tb_->if_b(), "--gro", kinds, "--idle", quiet_seconds(0.5),
-						    "--duration", "20", "--interval", "0", "--pcap", pcap}));
+						    "--duration", "20", "--interval", interval, "--pcap", pcap}));
 		EXPECT_TRUE(rx.started());
 		if (!wait_attached()) {
 			ADD_FAILURE() << "recv never attached xdp_xsk: " << rx.wait(5).describe();
@@ -123,6 +126,8 @@ protected:
 		EXPECT_TRUE(tx.ok()) << tx.describe();
 		CmdResult r = rx.wait(30);
 		EXPECT_TRUE(r.ok()) << r.describe();
+		if (all)
+			*all = r.out;
 		return last_line(r.out);
 	}
 
@@ -190,6 +195,45 @@ TEST_F(GroRecvVeth, TsoSuperPacketsMergedBack)
 	// a split super-packet adds at least one packet: the others are the sent ones, whole
 	EXPECT_GE(full + (out - n), uint64_t{n}) << full << " whole super-packets of " << size << " bytes";
 	EXPECT_LE(full, uint64_t{n});
+}
+
+// recv --gro --interval: each interval line carries what the engines did
+// in it (frames in, packets out, super-packets, bad checksums); over the
+// run they add up to no more than the summary's totals, and the frames of
+// the run show up in them.
+TEST_F(GroRecvVeth, IntervalLinesCountTheGroEngines)
+{
+	const unsigned n = 20;
+	std::string all;
+	std::string s = recv_during("tcp", {"--proto", "tcp", "--gso", "tso", "--mss", "1448", "--size", "20000",
+					    "--count", std::to_string(n), "--sw-csum"},
+				    tmp_.path() + "/ivl.pcap", "0.05", &all);
+	ASSERT_FALSE(HasFailure()) << s;
+	const std::string gro = json_obj(s, "gro");
+	ASSERT_FALSE(gro.empty()) << s;
+	uint64_t in = 0, out = 0, lines = 0, super = 0;
+	std::istringstream is(all);
+	for (std::string line; std::getline(is, line);) {
+		if (line.find("\"type\":\"interval\"") == std::string::npos)
+			continue;
+		const std::string g = json_obj(line, "gro");
+		ASSERT_FALSE(g.empty()) << "an interval line of recv --gro without its gro object: " << line;
+		lines++;
+		const uint64_t li = u64(g, "frames_in"), lo = u64(g, "packets_out");
+		EXPECT_EQ(u64(g, "bad_csum"), 0u) << line;
+		in += li;
+		out += lo;
+		super += u64(g, "super_packets");
+	}
+	ASSERT_GE(lines, 1u) << all;
+	EXPECT_GT(in, 0u) << "no interval saw the GRO engine take a frame: " << all;
+	EXPECT_LE(in, u64(gro, "frames_in")) << all;
+	EXPECT_LE(out, u64(gro, "packets_out")) << all;
+	EXPECT_LE(super, u64(gro, "super_packets")) << all;
+	std::printf("interval lines: %llu, frames in %llu of %llu, packets out %llu of %llu\n",
+		    static_cast<unsigned long long>(lines), static_cast<unsigned long long>(in),
+		    static_cast<unsigned long long>(u64(gro, "frames_in")), static_cast<unsigned long long>(out),
+		    static_cast<unsigned long long>(u64(gro, "packets_out")));
 }
 
 // send --gso ufo: 10 datagrams of 9,000 bytes as IPv4 fragments ->

@@ -212,12 +212,21 @@ void print_interval(const Globals &g, const Netdev &dev, const xsk::Engine &e, b
 {
 	double pps = dt > 0 ? static_cast<double>(now.packets - prev.packets) / dt : 0;
 	double gbps = dt > 0 ? static_cast<double>(now.bytes - prev.bytes) * 8 / dt / 1e9 : 0;
+	// recv --gro: the engines' frames in, packets out (and their ratio),
+	// super-packets, bad checksums and fragments dropped in the interval
+	const uint64_t gin = now.gro_frames_in - prev.gro_frames_in, gout = now.gro_packets_out - prev.gro_packets_out;
+	const double gratio = gout ? static_cast<double>(gin) / static_cast<double>(gout) : 1.0;
 	if (g.json) {
 		Json j;
 		j.begin_object().kv("type", "interval").kv("interface", dev.name).kv("dir", rx ? "rx" : "tx")
 			.kv("interval_s", dt).kv("pps", pps).kv("gbps", gbps).kv("packets", now.packets - prev.packets)
-			.kv(rx ? "fill_full" : "ring_full", now.ring_full - prev.ring_full).kv("mode", e.mode)
-			.end_object().print();
+			.kv(rx ? "fill_full" : "ring_full", now.ring_full - prev.ring_full).kv("mode", e.mode);
+		if (rx && now.gro)
+			j.begin_object("gro").kv("frames_in", gin).kv("packets_out", gout).kv("merge_ratio", gratio)
+				.kv("super_packets", now.gro_super_packets - prev.gro_super_packets)
+				.kv("bad_csum", now.gro_bad_csum - prev.gro_bad_csum)
+				.kv("frags_dropped", now.gro_frag_dropped - prev.gro_frag_dropped).end_object();
+		j.end_object().print();
 		return;
 	}
 	// RX: the fill ring found already topped up (we are ahead of the kernel,
@@ -234,6 +243,9 @@ void print_interval(const Globals &g, const Netdev &dev, const xsk::Engine &e, b
 	if (xc)
 		std::printf(" xdp: no-socket %" PRIu64 " filtered %" PRIu64, static_cast<uint64_t>(xc->v[XO_XSK_CNT_NO_SOCKET].packets),
 			    static_cast<uint64_t>(xc->v[XO_XSK_CNT_FILTERED].packets));
+	if (rx && now.gro)
+		std::printf(" gro: %" PRIu64 " in %" PRIu64 " out (%.2fx) bad-csum %" PRIu64 " frag-dropped %" PRIu64, gin,
+			    gout, gratio, now.gro_bad_csum - prev.gro_bad_csum, now.gro_frag_dropped - prev.gro_frag_dropped);
 	std::printf("  (%s)\n", e.mode.c_str());
 	std::fflush(stdout);
 }

@@ -143,6 +143,22 @@ uint64_t monotonic_ns()
 	return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(t.tv_nsec);
 }
 
+// @x with what the worker's GRO engine (if any) did so far: read on the
+// worker's own thread, the engine's.
+Totals with_gro(Totals x, const GroEngine *gro)
+{
+	if (gro) {
+		const GroStats &s = gro->stats();
+		x.gro = true;
+		x.gro_frames_in = s.frames_in;
+		x.gro_packets_out = s.packets_out;
+		x.gro_super_packets = s.super_packets;
+		x.gro_bad_csum = s.bad_csum_total();
+		x.gro_frag_dropped = s.frag_drop_total();
+	}
+	return x;
+}
+
 void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, RecvSinks sinks, std::mutex &all_m,
 		RecvShared &sh, TotalsBoard &board, size_t t, double &user_s, double &sys_s, GroEngine *gro)
 {
@@ -165,7 +181,7 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 	uint64_t unlimited = 0;	// frames taken without a --count, committed once at the end
 
 	while (!sh.stop.load(std::memory_order_relaxed)) {
-		board.poll(t, [&] { return sum_of(e, idx, true); });
+		board.poll(t, [&] { return with_gro(sum_of(e, idx, true), gro); });
 		bool any = false;
 		for (size_t k : idx) {
 			auto &s = e.socks[k];
@@ -274,7 +290,7 @@ void receive_on(Engine &e, std::span<const size_t> idx, const RecvConfig &c, Rec
 		gro->drop_fragments();
 	}
 	sh.count.commit(unlimited, unlimited);
-	board.finish(t, sum_of(e, idx, true));
+	board.finish(t, with_gro(sum_of(e, idx, true), gro));
 	thread_cpu(user_s, sys_s);
 }
 

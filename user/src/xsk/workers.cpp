@@ -134,6 +134,12 @@ void add_totals(Totals &a, const Totals &b)
 	a.submitted += b.submitted;
 	a.completed += b.completed;
 	a.descs += b.descs;
+	a.gro = a.gro || b.gro;
+	a.gro_frames_in += b.gro_frames_in;
+	a.gro_packets_out += b.gro_packets_out;
+	a.gro_super_packets += b.gro_super_packets;
+	a.gro_bad_csum += b.gro_bad_csum;
+	a.gro_frag_dropped += b.gro_frag_dropped;
 }
 
 void thread_cpu(double &user_s, double &sys_s)

@@ -67,6 +67,11 @@ struct Totals {
 	uint64_t k_rx_dropped = 0, k_rx_invalid = 0, k_tx_invalid = 0, k_rx_ring_full = 0, k_fill_empty = 0;
 	uint64_t submitted = 0, completed = 0;
 	uint64_t descs = 0;		// RX descriptors (more than packets: multi-buffer)
+	// recv --gro / --verify-csum: the workers' engines so far (for the
+	// interval lines; the summary has their whole GroStats)
+	bool gro = false;
+	uint64_t gro_frames_in = 0, gro_packets_out = 0, gro_super_packets = 0, gro_bad_csum = 0,
+		 gro_frag_dropped = 0;
 	std::optional<uint64_t> dev_tx_dropped;	// send: the device's tx_dropped over the run
 	std::optional<DevRxDrops> dev_rx;	// recv: what the device lost over the run
 };
