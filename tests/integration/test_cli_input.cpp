@@ -141,6 +141,10 @@ std::vector<Row> table()
 		{{"detach", "--all-orphans", "IF"}, 2, "--all-orphans"},
 		{{"status", "NOIF"}, 1, nodev},
 		{{"status", "IF", "surplus"}, 2, "surplus"},
+		{{"rearm"}, 2, "interface"},
+		{{"rearm", "NOIF"}, 1, nodev},
+		{{"rearm", "IF"}, 1, "nothing to rearm"},
+		{{"rearm", "IF", "surplus"}, 2, "surplus"},
 		// ---- vlan ----
 		{{"vlan"}, 2, "subcommand"},
 		{{"vlan", "bogus", "IF"}, 2, "bogus"},

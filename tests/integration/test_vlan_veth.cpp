@@ -427,15 +427,24 @@ TEST_F(VlanVeth, RearmPutsTheSameProgramBack)
 	EXPECT_EQ(st.out.find("drops its XDP program at every link down") != std::string::npos,
 		  !drv.empty() && features::nic_facts_running(drv).xdp_lost_on_close.value)
 		<< (drv.empty() ? "veth" : drv) << ": " << st.out;
-	for (const Endpoint *e : {&b_, &a_}) {
-		InNetns in(e->ns);
+	// B through `offload-tool rearm`; A, whose hook is empty, through
+	// xdp_rearm() (false: nothing to do) and the CLI (exit 1, one line)
+	CmdResult rb = tool(b_.ns, {"rearm", b_.ifname}, true);
+	ASSERT_TRUE(rb.ok()) << rb.describe();
+	EXPECT_NE(rb.out.find("\"prog_id\":" + std::to_string(before)), std::string::npos) << rb.out;
+	{
+		InNetns in(a_.ns);
 		ASSERT_TRUE(in.ok());
-		auto dev = netdev_lookup(e->ifname);
+		auto dev = netdev_lookup(a_.ifname);
 		ASSERT_TRUE(dev) << dev.error().msg;
 		auto r = xdp_rearm(*dev);
 		ASSERT_TRUE(r) << r.error().msg;
-		EXPECT_EQ(*r, e == &b_) << e->ifname << ": re-armed only where a native program runs";
+		EXPECT_FALSE(*r) << a_.ifname << ": re-armed only where a native program runs";
 	}
+	CmdResult ra = tool(a_.ns, {"rearm", a_.ifname});
+	EXPECT_EQ(ra.exit_code, 1) << ra.describe();
+	EXPECT_NE(ra.err.find("nothing to rearm"), std::string::npos) << ra.describe();
+	EXPECT_EQ(std::count(ra.err.begin(), ra.err.end(), '\n'), 1) << "one line: " << ra.err;
 	EXPECT_EQ(hook_id(b_), before) << "the same program is back on the hook";
 	EXPECT_EQ(hook_id(a_), 0u) << "nothing was put on A's hook";
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "pop after the re-arm");

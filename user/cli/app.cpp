@@ -75,6 +75,7 @@ void add_examples(CLI::App &app)
 		  "offload-tool detach --purge eth1                    # also once eth1 is gone",
 		  "offload-tool detach --all-orphans"}},
 		{"status", {"offload-tool status eth1", "offload-tool --pretty status"}},
+		{"rearm", {"offload-tool rearm ens192                          # vmxnet3, after a link down"}},
 		{"vlan",
 		 {"offload-tool vlan pop eth1 --depth 2                # strip QinQ (or the one tag there is)",
 		  "offload-tool vlan push eth1 --vid 10 --inner-vid 20 --dir egress",

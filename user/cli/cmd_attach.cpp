@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-only OR BSD-2-Clause
-// attach, detach: which xoffload programs sit on which hook (status is in
+// attach, detach, rearm: which xoffload programs sit on which hook (status is in
 // cmd_status.cpp).
+#include <bpf/libbpf.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -442,6 +444,42 @@ void add_attach_commands(CLI::App &app, Globals &g, int &rc)
 			if (purged)
 				std::printf("removed pins %s\n", dir.c_str());
 		}
+	});
+
+	// A driver that forgets its XDP program at a close while the hook still
+	// lists it (vmxnet3 on 6.6-7.2: status says so): the program handed to
+	// it again, as the agent does at every link up.
+	auto ra_if = std::make_shared<std::string>();
+	auto *ra = app.add_subcommand("rearm", "Hand the native XDP program of an interface to its driver again "
+					       "(for drivers that forget it at link down: vmxnet3; see status)");
+	ra->add_option("interface", *ra_if, "Interface")->required();
+	ra->callback([&g, &rc, ra_if] {
+		if (auto s = prepare(g); !s) {
+			rc = report(s.error());
+			return;
+		}
+		auto dev = netdev_lookup(*ra_if);
+		if (!dev) {
+			rc = report(dev.error());
+			return;
+		}
+		auto r = xdp_rearm(*dev);
+		if (!r) {
+			rc = report(r.error());
+			return;
+		}
+		if (!*r) {
+			rc = report(runtime_error("no native-mode XDP program on " + dev->name + ": nothing to rearm",
+						  ENOENT));
+			return;
+		}
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		const uint32_t id = bpf_xdp_query(dev->ifindex, 0, &q) ? 0 : q.drv_prog_id;
+		if (g.json)
+			Json().begin_object().kv("interface", dev->name).kv("action", "rearmed").kv("prog_id", id)
+				.end_object().print();
+		else
+			std::printf("rearmed prog id %u on %s: its driver has it again\n", id, dev->name.c_str());
 	});
 }
 

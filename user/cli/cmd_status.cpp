@@ -69,10 +69,11 @@ void status_text(const IfStatus &st)
 			const features::NicFacts f = features::nic_facts_running(*drv);
 			if (f.xdp_lost_on_close.value)
 				std::printf("  note: %s drops its XDP program at every link down or MTU change while the hook "
-					    "still lists it (%s): `offload-tool agent` hands it back; without it, detach and "
-					    "attach again after one\n",
+					    "still lists it (%s): `offload-tool agent` hands it back; without it, `offload-tool "
+					    "rearm %s` after one\n",
 					    drv->c_str(),
-					    f.xdp_lost_on_close.source.substr(0, f.xdp_lost_on_close.source.find(':')).c_str());
+					    f.xdp_lost_on_close.source.substr(0, f.xdp_lost_on_close.source.find(':')).c_str(),
+					    st.dev.name.c_str());
 		}
 	for (const auto &p : st.xdp_progs) {
 		std::string tag;
