@@ -178,6 +178,10 @@ inline std::string describe(const Counters &c)
 	return s.empty() ? "(none)\n" : s;
 }
 
+// In an unnamed namespace: its skeleton members' deleters are the
+// skeletons' static __destroy functions (one TU includes this).
+namespace {
+
 // Both test skeletons, loaded once per process. The TC object reuses the
 // XDP object's maps, as the two share them through pinning in production.
 class VlanEnv {
@@ -392,5 +396,7 @@ private:
 	Owned<tc_vlan_test_bpf, tc_vlan_test_bpf__destroy> tc_;
 	std::vector<uint16_t> touched_[XO_VLAN_BANKS][XO_DIR_MAX];
 };
+
+} // namespace
 
 } // namespace xoffload::test
