@@ -361,6 +361,32 @@ std::string json_str(const std::string &js, const std::string &key)
 	return m[1];
 }
 
+std::string json_obj(const std::string &js, const std::string &key)
+{
+	size_t at = js.find("\"" + key + "\":{");
+	if (at == std::string::npos)
+		return {};
+	size_t from = js.find('{', at);
+	int depth = 0;
+	for (size_t i = from; i < js.size(); i++) {
+		if (js[i] == '{')
+			depth++;
+		else if (js[i] == '}' && --depth == 0)
+			return js.substr(from, i + 1 - from);
+	}
+	return {};
+}
+
+std::string last_line(const std::string &s)
+{
+	size_t end = s.find_last_not_of('\n');
+	if (end == std::string::npos)
+		return {};
+	size_t start = s.rfind('\n', end);
+	start = start == std::string::npos ? 0 : start + 1;
+	return s.substr(start, end + 1 - start);
+}
+
 bool names_xdp_entry(const std::string &out, const std::string &single)
 {
 	if (out.find(single) != std::string::npos)

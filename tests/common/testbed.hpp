@@ -81,6 +81,12 @@ std::string env_or_empty(const char *name);
 std::optional<uint64_t> json_u64(const std::string &js, const std::string &key);
 // A string field of it ("mode":"copy"), or "<absent>".
 std::string json_str(const std::string &js, const std::string &key);
+// The object "key":{...} of it, braces included ("" when absent):
+// json_u64 on that reads the object's fields only.
+std::string json_obj(const std::string &js, const std::string &key);
+// The last non-empty line of a command's output (its summary), without
+// the newline.
+std::string last_line(const std::string &s);
 
 // Whether an attach's output names the XDP entry @single (xdp_vlan_mb, ...),
 // or the composed program's entry of the same kind (xdp_offload_mb for a

@@ -33,34 +33,6 @@ using xo_test::parse_frame;
 
 constexpr double kTimeout = 30;
 
-std::string last_line(const std::string &s)
-{
-	size_t end = s.find_last_not_of('\n');
-	if (end == std::string::npos)
-		return {};
-	size_t start = s.rfind('\n', end);
-	start = start == std::string::npos ? 0 : start + 1;
-	return s.substr(start, end + 1 - start);
-}
-
-// The object "key":{...} of a one-line JSON document, braces included
-// ("" when absent): json_u64 on it reads that object's fields only.
-std::string json_obj(const std::string &js, const std::string &key)
-{
-	size_t at = js.find("\"" + key + "\":{");
-	if (at == std::string::npos)
-		return {};
-	size_t from = js.find('{', at);
-	int depth = 0;
-	for (size_t i = from; i < js.size(); i++) {
-		if (js[i] == '{')
-			depth++;
-		else if (js[i] == '}' && --depth == 0)
-			return js.substr(from, i + 1 - from);
-	}
-	return {};
-}
-
 uint64_t u64(const std::string &js, const std::string &key)
 {
 	return json_u64(js, key).value_or(UINT64_MAX);

@@ -21,16 +21,6 @@ namespace {
 
 constexpr double kTimeout = 30;
 
-std::string last_line(const std::string &s)
-{
-	size_t end = s.find_last_not_of('\n');
-	if (end == std::string::npos)
-		return {};
-	size_t start = s.rfind('\n', end);
-	start = start == std::string::npos ? 0 : start + 1;
-	return s.substr(start, end + 1 - start);
-}
-
 class NicFactsCli : public TestbedTest {
 protected:
 	CmdResult tool(std::vector<std::string> args, bool json) const

@@ -33,15 +33,6 @@ namespace {
 
 constexpr double kTimeout = 30;
 
-std::string last_line(const std::string &s)
-{
-	size_t end = s.find_last_not_of('\n');
-	if (end == std::string::npos)
-		return {};
-	size_t start = s.rfind('\n', end);
-	return s.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
-}
-
 class XskVeth : public TestbedTest {
 protected:
 	void SetUp() override
