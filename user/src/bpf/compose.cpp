@@ -20,6 +20,7 @@
 #include "xoffload/core/fd.hpp"
 #include "xoffload/core/kernel.hpp"
 #include "xoffload/core/owned.hpp"
+#include "xoffload/geneve/geneve.hpp"
 #include "xdp_attach.hpp"
 #include "xdp_offload.skel.h"
 
@@ -110,20 +111,33 @@ Result<std::vector<ProgMap>> prog_maps(int prog_fd)
 	return out;
 }
 
-// Serialises swaps of one interface's hook (attach, detach, recv): a
-// directory under the pin directory, flocked (bpffs holds no plain files;
-// the pin directory's own flock is the VLAN and Geneve maps').
+} // namespace
+
+// A directory under the pin directory, flocked (bpffs holds no plain
+// files; the pin directory's own flock is the VLAN and Geneve maps').
+Result<UniqueFd> lock_hook_swaps(const std::string &dir)
+{
+	const std::string path = dir + "/compose-lock";
+	if (::mkdir(path.c_str(), 0700) && errno != EEXIST)
+		return errno_error("create " + path, errno);
+	UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (!fd.valid() || flock(fd.get(), LOCK_EX))
+		return errno_error("lock " + path, errno);
+	return fd;
+}
+
+namespace {
+
+// Serialises swaps of one interface's hook (attach, detach, recv, rearm).
 class ComposeLock {
 public:
 	static Result<ComposeLock> take(const std::string &dir)
 	{
-		const std::string path = dir + "/compose-lock";
-		if (::mkdir(path.c_str(), 0700) && errno != EEXIST)
-			return errno_error("create " + path, errno);
+		auto fd = lock_hook_swaps(dir);
+		if (!fd)
+			return fd.error();
 		ComposeLock l;
-		l.fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-		if (!l.fd_.valid() || flock(l.fd_.get(), LOCK_EX))
-			return errno_error("lock " + path, errno);
+		l.fd_ = std::move(*fd);
 		return l;
 	}
 
@@ -171,9 +185,21 @@ Result<OffloadSkel> load_offload(const std::string &dir, unsigned stages, bool f
 				break;
 			}
 	}
-	if ((stages & XO_STAGE_GENEVE))
+	if ((stages & XO_STAGE_GENEVE)) {
 		if (auto s = renew_cpumap(dir); !s)
 			return s.error();
+		// Geneve rules pinned already: the VNI bitmap put in step before a
+		// program reads it, as attach does (upgrade_geneve_pins)
+		const auto names = geneve_map_names();
+		if (!names.empty() && ::access((dir + "/" + names[0]).c_str(), F_OK) == 0) {
+			const size_t slash = dir.find_last_of('/');
+			auto g = GeneveMaps::open(dir, slash == std::string::npos ? dir : dir.substr(slash + 1), false);
+			if (!g)
+				return g.error();
+			if (auto s = g->sync_vnibits(); !s)
+				return s.error();
+		}
+	}
 	if (int err = xdp_offload_bpf__load(skel.get()))
 		return errno_error("load xdp_offload (stages " + stage_list(stages) + ")", err);
 	return skel;

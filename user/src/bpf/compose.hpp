@@ -15,6 +15,7 @@
 
 #include "xoffload/abi.h"
 #include "xoffload/bpf/loader.hpp"
+#include "xoffload/core/fd.hpp"
 #include "xoffload/core/netdev.hpp"
 #include "xoffload/core/result.hpp"
 
@@ -122,5 +123,10 @@ Result<Composition> compose_swap(const Netdev &dev, const std::string &dir, cons
 // The kernel ties a CPUMAP to the first program using it; geneve's pinned one
 // is renewed before each load that takes it (loader.cpp).
 Status renew_cpumap(const std::string &dir);
+
+// Takes the lock that serialises swaps of the XDP hook of the interface
+// whose pins are in @dir (attach, detach, recv, rearm); held while the fd
+// is open.
+Result<UniqueFd> lock_hook_swaps(const std::string &dir);
 
 } // namespace xoffload

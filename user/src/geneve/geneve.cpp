@@ -328,20 +328,31 @@ Result<xo_gnv_cfg> GeneveMaps::cfg() const
 	return c;
 }
 
-Status GeneveMaps::put_cfg(const xo_gnv_cfg &c)
+Status GeneveMaps::put_cfg(uint32_t set, uint32_t clear)
 {
+	// read, changed and written under the lock: no other writer (of this
+	// xoffload or an older one, which locks too) in between, so the gen
+	// written is the next of the one read and the bitmap's state is known
+	if (auto s = lock(); !s)
+		return s;
+	auto c = cfg();
+	if (!c)
+		return c.error();
 	uint32_t zero = 0;
-	xo_gnv_cfg v = c;
+	xo_gnv_cfg v = *c;
 	v.abi_version = XO_ABI_VERSION;
+	v.flags = (v.flags | set) & ~clear;
 	// the VNI bitmap, in step for c.gen when every change since was ours
 	// (rule_set and rule_del keep it so), otherwise made anew from the
 	// rules; the new gen then says it is in step
-	if (!vnibits_.valid() || c.vnibits_gen != c.gen)
+	if (auto s = vnibits_ensure(); !s)
+		return s;
+	if (vnibits_fresh_ || c->vnibits_gen != c->gen)
 		if (auto s = vnibits_rebuild(); !s)
 			return s;
 	// every change invalidates the programs' per-CPU caches; the next
 	// generation differs in one bit, so no frame can read a third value
-	v.gen = xo_gnv_gen_next(c.gen);
+	v.gen = xo_gnv_gen_next(c->gen);
 	v.vnibits_gen = v.gen;
 	if (bpf_map_update_elem(cfg_.get(), &zero, &v, BPF_ANY))
 		return errno_error("write geneve config", errno);
@@ -350,12 +361,15 @@ Status GeneveMaps::put_cfg(const xo_gnv_cfg &c)
 
 Status GeneveMaps::sync_vnibits()
 {
+	// in step: nothing to write, no lock taken (a writer that leaves it out
+	// of step later also leaves the program off the bitmap); otherwise
+	// put_cfg looks again under the lock
 	auto c = cfg();
 	if (!c)
 		return c.error();
 	if (vnibits_.valid() && c->vnibits_gen == c->gen)
 		return ok();
-	return put_cfg(*c);
+	return put_cfg();
 }
 
 namespace {
@@ -391,26 +405,39 @@ Status GeneveMaps::vnibits_write(uint32_t word, uint64_t bits)
 	return ok();
 }
 
+Status GeneveMaps::vnibits_ensure()
+{
+	if (vnibits_.valid())
+		return ok();
+	const std::string path = pin_dir_ + "/" + geneve_map_names()[8];
+	vnibits_.reset(bpf_obj_get(path.c_str()));	// pinned since this opened
+	if (vnibits_.valid())
+		return ok();
+	// pins of an older xoffload (or the pin removed): the bitmap joins them
+	// (libbpf reuses the pins there and pins what is missing), zero until
+	// made from the rules, whatever the config says
+	if (auto s = create_pinned(pin_dir_, ifname_); !s)
+		return s;
+	vnibits_.reset(bpf_obj_get(path.c_str()));
+	if (!vnibits_.valid())
+		return errno_error("open pinned map " + path, errno);
+	vnibits_fresh_ = true;
+	return ok();
+}
+
 Status GeneveMaps::vnibits_rebuild()
 {
 	if (auto s = lock(); !s)
 		return s;
-	if (!vnibits_.valid()) {
-		// pins of an older xoffload: the bitmap joins them (libbpf reuses
-		// the pins there and pins what is missing)
-		if (auto s = create_pinned(pin_dir_, ifname_); !s)
-			return s;
-		const std::string path = pin_dir_ + "/" + geneve_map_names()[8];
-		vnibits_.reset(bpf_obj_get(path.c_str()));
-		if (!vnibits_.valid())
-			return errno_error("open pinned map " + path, errno);
-	}
+	if (auto s = vnibits_ensure(); !s)
+		return s;
 	auto words = vnibits_of_rules();
 	if (!words)
 		return words.error();
 	for (uint32_t w = 0; w < XO_GNV_VNIBITS_WORDS; w++)
 		if (auto s = vnibits_write(w, (*words)[w]); !s)
 			return s;
+	vnibits_fresh_ = false;
 	return ok();
 }
 
@@ -431,10 +458,7 @@ Status GeneveMaps::bump_gen()
 {
 	// after the map write: a program that cached the old value did so
 	// under the old gen (see struct xo_gnv_cache)
-	auto c = cfg();
-	if (!c)
-		return c.error();
-	return put_cfg(*c);
+	return put_cfg();
 }
 
 Status GeneveMaps::zero_slot(uint32_t slot)
@@ -501,8 +525,11 @@ Status GeneveMaps::rule_set(const GeneveRule &r)
 			return s;
 	}
 	// its bit before the rule: a bit without a rule costs a lookup, a rule
-	// without its bit would not be seen
-	if (vnibits_.valid()) {
+	// without its bit would not be seen (a bitmap just made here is all
+	// made from the rules by the put_cfg after)
+	if (auto s = vnibits_ensure(); !s)
+		return s;
+	{
 		const uint32_t bit = xo_gnv_vnibit(r.vni), w = bit / 64;
 		uint64_t cur = 0;
 		if (bpf_map_lookup_elem(vnibits_.get(), &w, &cur))
@@ -593,11 +620,7 @@ Result<std::vector<uint16_t>> GeneveMaps::known_classes() const
 
 Status GeneveMaps::set_verify_csum(bool on)
 {
-	auto c = cfg();
-	if (!c)
-		return c.error();
-	c->flags = on ? (c->flags | XO_GNV_F_VERIFY_CSUM) : (c->flags & ~XO_GNV_F_VERIFY_CSUM);
-	return put_cfg(*c);
+	return on ? put_cfg(XO_GNV_F_VERIFY_CSUM, 0) : put_cfg(0, XO_GNV_F_VERIFY_CSUM);
 }
 
 Status GeneveMaps::set_decap_cpumap(bool on, bool chosen)
@@ -612,13 +635,8 @@ Status GeneveMaps::set_decap_cpumap(bool on, bool chosen)
 				return errno_error("set CPUMAP entry of CPU " + std::to_string(cpu), errno);
 		}
 	}
-	auto c = cfg();
-	if (!c)
-		return c.error();
-	c->flags = on ? (c->flags | XO_GNV_F_DECAP_CPUMAP) : (c->flags & ~XO_GNV_F_DECAP_CPUMAP);
-	if (chosen)
-		c->flags |= XO_GNV_F_DECAP_CHOSEN;
-	return put_cfg(*c);
+	const uint32_t chose = chosen ? XO_GNV_F_DECAP_CHOSEN : 0;
+	return on ? put_cfg(XO_GNV_F_DECAP_CPUMAP | chose, 0) : put_cfg(chose, XO_GNV_F_DECAP_CPUMAP);
 }
 
 Status GeneveMaps::set_xsk(uint32_t queue, uint32_t slot, int xsk_fd, bool replace)

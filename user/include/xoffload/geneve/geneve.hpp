@@ -124,16 +124,20 @@ public:
 
 private:
 	Status lock();
-	Status put_cfg(const xo_gnv_cfg &c);
+	// A new gen (with the flags @set set and @clear cleared), the VNI
+	// bitmap in step for it: under the lock, the config read there.
+	Status put_cfg(uint32_t set = 0, uint32_t clear = 0);
 	Status zero_slot(uint32_t slot);
 	Status bump_gen();
 	Result<std::vector<uint64_t>> vnibits_of_rules() const;
+	Status vnibits_ensure();	// vnibits_ open, the pin made when absent
 	Status vnibits_write(uint32_t word, uint64_t bits);
 	Status vnibits_rebuild();
 	Status vnibits_redo_word(uint32_t vni);
 
 	UniqueFd ports_, rules_, cfg_, optcls_, xsks_, cpus_, stats_, vstats_, vnibits_, dir_;
 	std::string pin_dir_, ifname_;
+	bool vnibits_fresh_ = false;	// pinned here: zero, whatever the config says
 };
 
 // Map names as the skeleton declares them (also the pin file names).
