@@ -4,6 +4,7 @@
 // because of the program (every test checks the result without it first).
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/socket.h>
@@ -449,6 +450,31 @@ TEST_F(VlanVeth, RearmPutsTheSameProgramBack)
 	EXPECT_EQ(hook_id(a_), 0u) << "nothing was put on A's hook";
 	expect_frames(exchange({kQ100}, n), n, [](unsigned i) { return frame({}, i); }, "pop after the re-arm");
 	EXPECT_EQ(counter(b_, "xdp", "popped"), 2 * n) << "the same maps count on";
+	// a rearm's stand-in on the hook (another rearm midway, or one that
+	// failed): refused, not swapped for good; the program put back by hand
+	{
+		InNetns in(b_.ns);
+		ASSERT_TRUE(in.ok());
+		const int ifindex = static_cast<int>(if_nametoindex(b_.ifname.c_str()));
+		const bpf_insn pass[] = {
+			{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS},
+			{.code = BPF_JMP | BPF_EXIT},
+		};
+		int ours = bpf_prog_get_fd_by_id(before);
+		int stand_in = bpf_prog_load(BPF_PROG_TYPE_XDP, "xo_rearm", "GPL", pass, 2, nullptr);
+		ASSERT_GE(ours, 0);
+		ASSERT_GE(stand_in, 0);
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = ours);
+		ASSERT_EQ(bpf_xdp_attach(ifindex, stand_in, XDP_FLAGS_REPLACE | XDP_FLAGS_DRV_MODE, &o), 0);
+		CmdResult r = tool(b_.ns, {"rearm", b_.ifname});
+		EXPECT_EQ(r.exit_code, 1) << r.describe();
+		EXPECT_NE(r.err.find("stand-in"), std::string::npos) << r.describe();
+		LIBBPF_OPTS(bpf_xdp_attach_opts, back, .old_prog_fd = stand_in);
+		EXPECT_EQ(bpf_xdp_attach(ifindex, ours, XDP_FLAGS_REPLACE | XDP_FLAGS_DRV_MODE, &back), 0);
+		close(stand_in);
+		close(ours);
+	}
+	EXPECT_EQ(hook_id(b_), before);
 	detach_and_check(b_);
 }
 

@@ -18,7 +18,9 @@
 #include <string>
 #include <string_view>
 
+#include "compose.hpp"
 #include "xoffload/core/fd.hpp"
+#include "xoffload/core/pins.hpp"
 #include "xoffload/core/kernel.hpp"
 #include "xoffload/core/owned.hpp"
 #include "xoffload/core/notice.hpp"
@@ -178,6 +180,15 @@ LibxdpAttach libxdp_attach(xdp_program *xp, const bpf_program *bp, int ifindex, 
 
 Result<bool> xdp_rearm(const Netdev &dev)
 {
+	// as attach, detach and recv swap programs: one at a time (where we
+	// keep pins for the device; a hook of someone else's has no lock of ours)
+	UniqueFd swap_lock;
+	if (const std::string dir = pin_dir(dev); path_exists(dir)) {
+		auto l = lock_hook_swaps(dir);
+		if (!l)
+			return l.error();
+		swap_lock = std::move(*l);
+	}
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	if (int err = bpf_xdp_query(dev.ifindex, 0, &q))
 		return errno_error("query the XDP hook of " + dev.name, -err);
@@ -186,6 +197,15 @@ Result<bool> xdp_rearm(const Netdev &dev)
 	UniqueFd prog(bpf_prog_get_fd_by_id(q.drv_prog_id));
 	if (!prog.valid())
 		return errno_error("open prog id " + std::to_string(q.drv_prog_id) + " on " + dev.name, errno);
+	// another rearm's stand-in (it puts the program back itself): swapping
+	// it would leave the stand-in on the hook for good
+	bpf_prog_info pi{};
+	uint32_t pl = sizeof(pi);
+	if (!bpf_obj_get_info_by_fd(prog.get(), &pi, &pl) && std::string_view(pi.name) == "xo_rearm")
+		return runtime_error("the XDP hook of " + dev.name + " holds a rearm's pass-everything stand-in (prog id " +
+					     std::to_string(q.drv_prog_id) + "): another rearm is running, or one failed; "
+					     "attach again",
+				     EBUSY);
 	// r0 = XDP_PASS; exit. Frags-aware where the kernel knows the flag: a
 	// program taking frames of several buffers must not be swapped for one
 	// the driver would refuse at this MTU.
