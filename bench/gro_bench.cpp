@@ -47,11 +47,11 @@
 // - Targets: tcp4 >= 1.5x DPDK "with checksum validation" is judged on
 //   equal work: zero-copy against DPDK chained +csum (both verify, neither
 //   copies a payload) and copy mode against DPDK with its copy out +csum
-//   (both verify and copy). DPDK doing less than ours (no checks) is printed
-//   as reference lines: with its copy out, and chained, where it reads the
-//   headers only (about 30 ns a frame here, less than summing the 1,448
-//   payload bytes alone takes any engine that verifies: no reading of the
-//   target that asks for 1.5x over that can be met while verifying).
+//   (both verify and copy); and, as first measured, zero-copy against DPDK
+//   with its copy out and no checks. DPDK chained without its checks is a
+//   reference line: it reads the headers only (about 30 ns a frame here,
+//   less than summing the 1,448 payload bytes alone takes any engine that
+//   verifies: 1.5x over that cannot be met while verifying).
 // - Verified before timing: our one packet per burst is the super-packet the
 //   frames were cut from (from the L4 header on, byte for byte; TCP rows:
 //   whole, headers included), with segs == frames; DPDK returns one packet
@@ -904,7 +904,7 @@ int run_gro(const Options &opt)
 	Target targets[] = {
 		{"tcp4 zero-copy >= 1.5x DPDK chained +csum (equal work)", target_vs_dpdk},
 		{"tcp4 copy mode >= 1.5x DPDK + copy out +csum (equal work)", target_vs_dpdk},
-		{"ref: tcp4 zero-copy vs DPDK + copy out, no checks", target_vs_dpdk, true},
+		{"tcp4 zero-copy >= 1.5x DPDK + copy out (DPDK no checks)", target_vs_dpdk},
 		{"ref: tcp4 zero-copy vs DPDK chained, no checks", target_vs_dpdk, true},
 		{"1448-byte TCP segments, copy mode >= 0.6x memcpy", target_vs_memcpy},
 		{"tagged >= 0.97x untagged, copy mode", target_vs_untagged},

@@ -243,9 +243,16 @@ void print_interval(const Globals &g, const Netdev &dev, const xsk::Engine &e, b
 	if (xc)
 		std::printf(" xdp: no-socket %" PRIu64 " filtered %" PRIu64, static_cast<uint64_t>(xc->v[XO_XSK_CNT_NO_SOCKET].packets),
 			    static_cast<uint64_t>(xc->v[XO_XSK_CNT_FILTERED].packets));
-	if (rx && now.gro)
-		std::printf(" gro: %" PRIu64 " in %" PRIu64 " out (%.2fx) bad-csum %" PRIu64 " frag-dropped %" PRIu64, gin,
-			    gout, gratio, now.gro_bad_csum - prev.gro_bad_csum, now.gro_frag_dropped - prev.gro_frag_dropped);
+	if (rx && now.gro) {
+		// nothing out (fragments waiting, runs held): no ratio
+		char ratio[32] = "-";
+		if (gout)
+			std::snprintf(ratio, sizeof(ratio), "%.2fx", gratio);
+		std::printf(" gro: %" PRIu64 " in %" PRIu64 " out (%s) super %" PRIu64 " bad-csum %" PRIu64
+			    " frag-dropped %" PRIu64,
+			    gin, gout, ratio, now.gro_super_packets - prev.gro_super_packets,
+			    now.gro_bad_csum - prev.gro_bad_csum, now.gro_frag_dropped - prev.gro_frag_dropped);
+	}
 	std::printf("  (%s)\n", e.mode.c_str());
 	std::fflush(stdout);
 }
