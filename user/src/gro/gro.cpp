@@ -672,22 +672,9 @@ uint32_t zc_take(const GroEngine::Impl &m, Flow &f, const Src &s, size_t off, si
 	if (s.one) [[likely]]
 		return n ? zc_piece(m, f, s.f->data.data() + off, n) : 0;
 	uint32_t sum = 0;
-	size_t done = 0;
-	auto piece = [&](std::span<const std::byte> b) {
-		if (done == n)
-			return;
-		if (off >= b.size()) {
-			off -= b.size();
-			return;
-		}
-		size_t k = b.size() - off < n - done ? b.size() - off : n - done;
-		sum = csum_add(sum, zc_piece(m, f, b.data() + off, k), done);
-		done += k;
-		off = 0;
-	};
-	piece(s.f->data);
-	for (auto b : s.f->more)
-		piece(b);
+	s.each_piece(off, n, [&](const std::byte *p, size_t k, size_t done) {
+		sum = csum_add(sum, zc_piece(m, f, p, k), done);
+	});
 	return sum;
 }
 

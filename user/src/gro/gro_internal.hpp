@@ -60,14 +60,11 @@ struct Src {
 			n += b.size();
 		len = n > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(n);
 	}
-	// Copies [off, off+n) to dst (when dst) and returns the bytes' partial
-	// sum taken as if they started at an even offset (when sum).
-	template <bool Copy>
-	uint32_t take(std::byte *dst, size_t off, size_t n, CsumCopyFn fn) const noexcept
+	// Calls fn(bytes, k, done) for each part of [off, off + n) of the
+	// frame, buffer by buffer in order (done: the bytes before the part).
+	template <typename F>
+	void each_piece(size_t off, size_t n, F &&fn) const noexcept
 	{
-		if (one) [[likely]]
-			return Copy ? fn(dst, f->data.data() + off, n, 0) : csum_partial(f->data.data() + off, n, 0);
-		uint32_t sum = 0;
 		size_t done = 0;
 		auto piece = [&](std::span<const std::byte> s) {
 			if (done == n)
@@ -77,14 +74,25 @@ struct Src {
 				return;
 			}
 			size_t k = s.size() - off < n - done ? s.size() - off : n - done;
-			uint32_t ps = Copy ? fn(dst + done, s.data() + off, k, 0) : csum_partial(s.data() + off, k, 0);
-			sum = csum_add(sum, ps, done);
+			fn(s.data() + off, k, done);
 			done += k;
 			off = 0;
 		};
 		piece(f->data);
 		for (auto s : f->more)
 			piece(s);
+	}
+	// Copies [off, off+n) to dst (when dst) and returns the bytes' partial
+	// sum taken as if they started at an even offset (when sum).
+	template <bool Copy>
+	uint32_t take(std::byte *dst, size_t off, size_t n, CsumCopyFn fn) const noexcept
+	{
+		if (one) [[likely]]
+			return Copy ? fn(dst, f->data.data() + off, n, 0) : csum_partial(f->data.data() + off, n, 0);
+		uint32_t sum = 0;
+		each_piece(off, n, [&](const std::byte *p, size_t k, size_t done) {
+			sum = csum_add(sum, Copy ? fn(dst + done, p, k, 0) : csum_partial(p, k, 0), done);
+		});
 		return sum;
 	}
 	void copy(std::byte *dst, size_t off, size_t n) const noexcept
@@ -95,23 +103,7 @@ struct Src {
 			std::memcpy(dst, f->data.data() + off, n);
 			return;
 		}
-		size_t done = 0;
-		auto piece = [&](std::span<const std::byte> s) {
-			if (done == n)
-				return;
-			if (off >= s.size()) {
-				off -= s.size();
-				return;
-			}
-			size_t k = s.size() - off < n - done ? s.size() - off : n - done;
-			if (k)
-				std::memcpy(dst + done, s.data() + off, k);
-			done += k;
-			off = 0;
-		};
-		piece(f->data);
-		for (auto s : f->more)
-			piece(s);
+		each_piece(off, n, [&](const std::byte *p, size_t k, size_t done) { std::memcpy(dst + done, p, k); });
 	}
 };
 
