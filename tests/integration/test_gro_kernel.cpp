@@ -93,10 +93,15 @@ static_assert(sizeof(VnetHdr) == 10);
 constexpr uint8_t kVnetNeedsCsum = 1, kVnetDataValid = 2;
 constexpr uint8_t kVnetGsoNone = 0, kVnetGsoTcp4 = 1, kVnetGsoTcp6 = 4, kVnetGsoUdpL4 = 5, kVnetGsoEcn = 0x80;
 
-// How long the receiving NAPI holds GRO packets (gro_flush_timeout), and
-// how long a capture waits after the last packet.
-constexpr const char *kFlushTimeoutNs = "20000000";
-constexpr auto kQuiet = std::chrono::milliseconds(300);
+// How long the receiving NAPI holds GRO packets (gro_flush_timeout: 20 ms,
+// stretched by XO_TIMEOUT_SCALE under emulation, where the sendmmsg() of a
+// run can outlast 20 ms and the first frame then went out alone), and how
+// long a capture waits after the last packet (well past that timeout).
+std::string flush_timeout_ns()
+{
+	return std::to_string(static_cast<long long>(20e6 * timeout_scale()));
+}
+const auto kQuiet = std::chrono::milliseconds(std::max(300, static_cast<int>(80 * timeout_scale())));
 constexpr auto kCaptureCap = std::chrono::seconds(5);
 
 // A packet as a receiver describes it: bytes from the Ethernet header (tags
@@ -678,7 +683,7 @@ protected:
 		udp_why_ = r.ok() ? "" : "rx-udp-gro-forwarding (NETIF_F_GRO_UDP_FWD, 5.12): " + r.describe();
 		std::string sys = "/sys/class/net/" + tb_->if_b() + "/";
 		r = in(tb_->ns_b(), {"sh", "-c",
-				     std::string("echo ") + kFlushTimeoutNs + " > " + sys + "gro_flush_timeout && echo 1 > " +
+				     "echo " + flush_timeout_ns() + " > " + sys + "gro_flush_timeout && echo 1 > " +
 					     sys + "napi_defer_hard_irqs"});
 		ASSERT_TRUE(r.ok()) << "gro_flush_timeout/napi_defer_hard_irqs: " << r.describe();
 		std::string why;
