@@ -65,6 +65,7 @@
 
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
+#include "packet_socket.hpp"
 #include "testbed.hpp"
 #include "xoffload/core/fd.hpp"
 #include "xoffload/core/kernel.hpp"
@@ -78,20 +79,6 @@ using xo_test::be16;
 using xo_test::be32;
 using xo_test::FrameView;
 using xo_test::parse_frame;
-
-// <linux/virtio_net.h> names a member 'class' and cannot be included from
-// C++: the header a PACKET_VNET_HDR socket prepends (native endianness).
-struct VnetHdr {
-	uint8_t flags;
-	uint8_t gso_type;
-	uint16_t hdr_len;
-	uint16_t gso_size;
-	uint16_t csum_start;
-	uint16_t csum_offset;
-};
-static_assert(sizeof(VnetHdr) == 10);
-constexpr uint8_t kVnetNeedsCsum = 1, kVnetDataValid = 2;
-constexpr uint8_t kVnetGsoNone = 0, kVnetGsoTcp4 = 1, kVnetGsoTcp6 = 4, kVnetGsoUdpL4 = 5, kVnetGsoEcn = 0x80;
 
 // How long the receiving NAPI holds GRO packets (gro_flush_timeout: 20 ms,
 // stretched by XO_TIMEOUT_SCALE under emulation, where the sendmmsg() of a
@@ -115,40 +102,6 @@ struct Pkt {
 	uint16_t csum_start = 0, csum_offset = 0;
 	unsigned segs = 1;	// frames in it
 };
-
-// A raw packet socket on ifname inside netns ns (made on a thread that
-// enters the namespace; the socket stays there).
-UniqueFd packet_socket(const std::string &ns, const std::string &ifname, bool vnet, std::string *why)
-{
-	int fd = -1;
-	std::thread t([&] {
-		InNetns in(ns);
-		if (!in.ok()) {
-			*why = "setns " + ns + ": " + strerror(errno);
-			return;
-		}
-		UniqueFd s(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)));
-		int one = 1;
-		if (!s.valid() || setsockopt(s.get(), SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)) ||
-		    (vnet && setsockopt(s.get(), SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)))) {
-			*why = std::string("packet socket: ") + strerror(errno);
-			return;
-		}
-		int rcvbuf = 8 << 20;
-		setsockopt(s.get(), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
-		sockaddr_ll sll{};
-		sll.sll_family = AF_PACKET;
-		sll.sll_protocol = htons(ETH_P_ALL);
-		sll.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-		if (!sll.sll_ifindex || bind(s.get(), reinterpret_cast<sockaddr *>(&sll), sizeof(sll))) {
-			*why = "bind " + ifname + ": " + strerror(errno);
-			return;
-		}
-		fd = s.release();
-	});
-	t.join();
-	return UniqueFd(fd);
-}
 
 // All frames in one sendmmsg() (bounded retries for a partial send).
 std::string send_all(int fd, const std::vector<Bytes> &frames)

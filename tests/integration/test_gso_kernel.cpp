@@ -28,6 +28,7 @@
 
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
+#include "packet_socket.hpp"
 #include "testbed.hpp"
 #include "xoffload/core/fd.hpp"
 #include "xoffload/gso/gso.hpp"
@@ -38,59 +39,12 @@ namespace {
 
 using namespace xo_test;
 
-// <linux/virtio_net.h> names a member 'class' and cannot be included from
-// C++: the header of a packet socket with PACKET_VNET_HDR, as that file
-// defines it (native endianness).
-struct virtio_net_hdr {
-	uint8_t flags;
-	uint8_t gso_type;
-	uint16_t hdr_len;
-	uint16_t gso_size;
-	uint16_t csum_start;
-	uint16_t csum_offset;
-};
-constexpr uint8_t VIRTIO_NET_HDR_F_NEEDS_CSUM = 1;
-constexpr uint8_t VIRTIO_NET_HDR_GSO_TCPV4 = 1, VIRTIO_NET_HDR_GSO_UDP = 3, VIRTIO_NET_HDR_GSO_TCPV6 = 4,
-		  VIRTIO_NET_HDR_GSO_UDP_L4 = 5;
-
-// A raw packet socket bound to ifname inside netns ns (the socket keeps its
-// namespace after the thread that made it is gone).
-UniqueFd packet_socket(const std::string &ns, const std::string &ifname, bool vnet, std::string *why)
-{
-	int fd = -1;
-	std::thread t([&] {
-		std::string path = "/run/netns/" + ns;
-		UniqueFd nsfd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-		if (!nsfd.valid() || setns(nsfd.get(), CLONE_NEWNET)) {
-			*why = "setns " + ns + ": " + strerror(errno);
-			return;
-		}
-		UniqueFd s(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)));
-		int one = 1;
-		if (!s.valid() || (vnet && setsockopt(s.get(), SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)))) {
-			*why = std::string("packet socket: ") + strerror(errno);
-			return;
-		}
-		sockaddr_ll sll{};
-		sll.sll_family = AF_PACKET;
-		sll.sll_protocol = htons(ETH_P_ALL);
-		sll.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-		if (bind(s.get(), reinterpret_cast<sockaddr *>(&sll), sizeof(sll))) {
-			*why = "bind " + ifname + ": " + strerror(errno);
-			return;
-		}
-		fd = s.release();
-	});
-	t.join();
-	return UniqueFd(fd);
-}
-
 struct Case {
 	const char *name;
 	Bytes super;		// full checksums as built
 	GsoType type;
 	uint16_t mss;
-	uint8_t vnet_gso;	// VIRTIO_NET_HDR_GSO_*
+	uint8_t vnet_gso;	// kVnetGso*
 };
 
 void PrintTo(const Case &c, std::ostream *os)
@@ -137,7 +91,7 @@ Bytes make_partial(Bytes b, size_t l3, size_t l4, bool ipv6, bool tcp)
 TEST_P(GsoVsKernel, SameBytesAsTheKernel)
 {
 	const Case &c = GetParam();
-	if (c.vnet_gso == VIRTIO_NET_HDR_GSO_UDP_L4 && !probe_udp_l4_gso().ok)
+	if (c.vnet_gso == kVnetGsoUdpL4 && !probe_udp_l4_gso().ok)
 		GTEST_SKIP() << "the kernel's USO as reference: " << kernel_lacks(kFeatUdpL4Gso) << " ["
 			     << probe_udp_l4_gso().how << "]";
 	// software segmentation and checksums in the kernel: every offload off on A
@@ -159,8 +113,8 @@ TEST_P(GsoVsKernel, SameBytesAsTheKernel)
 	Bytes partial = make_partial(c.super, v.l3, v.l4, v.ipv6, tcp);
 	size_t l4len = tcp ? size_t(c.super[v.l4 + 12] >> 4) * 4 : 8;
 
-	virtio_net_hdr vh{};
-	vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	VnetHdr vh{};
+	vh.flags = kVnetNeedsCsum;
 	vh.gso_type = c.vnet_gso;
 	vh.hdr_len = static_cast<uint16_t>(v.l4 + l4len);
 	vh.gso_size = c.mss;
@@ -221,13 +175,13 @@ TEST_P(GsoVsKernel, SameBytesAsTheKernel)
 
 INSTANTIATE_TEST_SUITE_P(
 	Cases, GsoVsKernel,
-	::testing::Values(Case{"tso4", tcp4(20000), GsoType::tso4, 1448, VIRTIO_NET_HDR_GSO_TCPV4},
-			  Case{"tso4_odd", tcp4(4345), GsoType::tso4, 1000, VIRTIO_NET_HDR_GSO_TCPV4},
-			  Case{"tso6", tcp6(9001), GsoType::tso6, 1440, VIRTIO_NET_HDR_GSO_TCPV6},
-			  Case{"uso4", udp4(9000), GsoType::uso4, 1472, VIRTIO_NET_HDR_GSO_UDP_L4},
-			  Case{"uso6", udp6(5001), GsoType::uso6, 1452, VIRTIO_NET_HDR_GSO_UDP_L4},
-			  Case{"ufo4", udp4(9001), GsoType::ufo4, 1480, VIRTIO_NET_HDR_GSO_UDP},
-			  Case{"ufo6", udp6(9001), GsoType::ufo6, 1448, VIRTIO_NET_HDR_GSO_UDP}),
+	::testing::Values(Case{"tso4", tcp4(20000), GsoType::tso4, 1448, kVnetGsoTcp4},
+			  Case{"tso4_odd", tcp4(4345), GsoType::tso4, 1000, kVnetGsoTcp4},
+			  Case{"tso6", tcp6(9001), GsoType::tso6, 1440, kVnetGsoTcp6},
+			  Case{"uso4", udp4(9000), GsoType::uso4, 1472, kVnetGsoUdpL4},
+			  Case{"uso6", udp6(5001), GsoType::uso6, 1452, kVnetGsoUdpL4},
+			  Case{"ufo4", udp4(9001), GsoType::ufo4, 1480, kVnetGsoUdp},
+			  Case{"ufo6", udp6(9001), GsoType::ufo6, 1448, kVnetGsoUdp}),
 	[](const auto &info) { return std::string(info.param.name); });
 
 } // namespace
