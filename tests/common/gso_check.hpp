@@ -135,6 +135,22 @@ inline Bytes frame_bytes(const xoffload::GsoFrame &g)
 	return Bytes(p, p + g.len);
 }
 
+// The frames gso_segment cuts @in into under @req, as bytes (at most @max
+// frames of @cap bytes); empty when it refuses.
+inline std::vector<Bytes> gso_cut(const Bytes &in, const xoffload::GsoRequest &req, size_t max = 64,
+				  uint32_t cap = 2048)
+{
+	std::vector<std::vector<std::byte>> mem(max, std::vector<std::byte>(cap));
+	std::vector<xoffload::GsoFrame> out;
+	for (auto &m : mem)
+		out.push_back(xoffload::GsoFrame{m.data(), cap});
+	const int n = xoffload::gso_segment(std::as_bytes(std::span<const uint8_t>(in)), req, out);
+	std::vector<Bytes> frames;
+	for (int k = 0; k < n; k++)
+		frames.push_back(frame_bytes(out[k]));
+	return frames;
+}
+
 // NIC emulation for CsumMode::tx_metadata: complete the partial checksum.
 inline void nic_complete(Bytes &f, const xoffload::GsoFrame &g)
 {

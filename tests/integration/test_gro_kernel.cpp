@@ -801,14 +801,9 @@ TEST_F(GroVsKernelBase, GeneveSameAsTheKernel)
 			req.type = GsoType::tso4;
 			req.mss = 1398;
 			req.geneve = &g;
-			std::vector<std::vector<std::byte>> mem(16, std::vector<std::byte>(2048));
-			std::vector<GsoFrame> out;
-			for (auto &m : mem)
-				out.push_back(GsoFrame{m.data(), 2048});
-			int n = gso_segment(std::as_bytes(std::span<const uint8_t>(sp)), req, out);
-			ASSERT_GT(n, 1);
-			for (int i = 0; i < n; i++)
-				frames.push_back(xo_test::frame_bytes(out[i]));
+			const std::vector<Bytes> cut = xo_test::gso_cut(sp, req, 16);
+			ASSERT_GT(cut.size(), 1u);
+			frames.insert(frames.end(), cut.begin(), cut.end());
 		}
 		std::vector<Pkt> kern = kernel_run(frames, 1398);
 		std::string why;
@@ -917,15 +912,8 @@ TEST_P(GroVsKernelFrag, SameDatagramAsTheKernel)
 	req.type = c.v6 ? GsoType::ufo6 : GsoType::ufo4;
 	req.mss = c.mtu_data;
 	req.ipv6_frag_id = 0x01020304;
-	std::vector<std::vector<std::byte>> mem(64, std::vector<std::byte>(2048));
-	std::vector<GsoFrame> out;
-	for (auto &m : mem)
-		out.push_back(GsoFrame{m.data(), 2048});
-	int n = gso_segment(std::as_bytes(std::span<const uint8_t>(dgram)), req, out);
-	ASSERT_GT(n, 1) << "the datagram must be cut";
-	std::vector<Bytes> frags;
-	for (int i = 0; i < n; i++)
-		frags.push_back(xo_test::frame_bytes(out[i]));
+	std::vector<Bytes> frags = xo_test::gso_cut(dgram, req, 64);
+	ASSERT_GT(frags.size(), 1u) << "the datagram must be cut";
 	if (c.extra != FragCase::none) {
 		size_t k = c.extra == FragCase::overlap ? 2 : 1;
 		Bytes f = frags[k];
