@@ -29,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "fuzz_geneve.hpp"
 #include "gro_check.hpp"
 #include "packet_builder.hpp"
 
@@ -37,8 +38,6 @@ using namespace xoffload::test;
 
 namespace {
 
-const std::byte kOpts[8] = {std::byte{0x01}, std::byte{0x02}, std::byte{0x80}, std::byte{0x01},
-			    std::byte{1},    std::byte{2},    std::byte{3},    std::byte{4}};
 
 [[noreturn]] void fail(const char *what, const std::string &detail)
 {
@@ -84,13 +83,7 @@ void round_trip(FuzzedDataProvider &fdp)
 		req.type = ufo ? (v6 ? GsoType::ufo6 : GsoType::ufo4) : (v6 ? GsoType::uso6 : GsoType::uso4);
 	}
 	GeneveEncap g;
-	if (fdp.ConsumeBool()) {
-		g.ipv6 = fdp.ConsumeBool();
-		g.udp_csum = fdp.ConsumeBool();
-		g.vni = fdp.ConsumeIntegralInRange<uint32_t>(0, 0xffffff);
-		g.options = std::span<const std::byte>(kOpts, fdp.ConsumeBool() ? 8 : 0);
-		req.geneve = &g;
-	}
+	req.geneve = xo_test::consume_geneve(fdp, g);
 	req.ntags = fdp.ConsumeIntegralInRange<uint8_t>(0, static_cast<uint8_t>(req.geneve ? 2 : 2 - in_tags));
 	req.tags[0] = {0x88a8, 10, 1, true};
 	req.tags[1] = {0x8100, 20, 2, false};

@@ -15,18 +15,12 @@
 #include <vector>
 
 #include "../../user/src/gso/gso_internal.hpp"
+#include "fuzz_geneve.hpp"
 #include "gso_check.hpp"
 #include "packet_builder.hpp"
 
 using namespace xoffload;
 using namespace xoffload::test;
-
-namespace {
-
-const std::byte kOpts[8] = {std::byte{0x01}, std::byte{0x02}, std::byte{0x80}, std::byte{0x01},
-			    std::byte{1},    std::byte{2},    std::byte{3},    std::byte{4}};
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -74,13 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req.fixed_ipid = fdp.ConsumeBool();
 	req.csum = fdp.ConsumeBool() ? CsumMode::tx_metadata : CsumMode::software;
 	GeneveEncap g;
-	if (fdp.ConsumeBool()) {
-		g.ipv6 = fdp.ConsumeBool();
-		g.udp_csum = fdp.ConsumeBool();
-		g.vni = fdp.ConsumeIntegralInRange<uint32_t>(0, 0xffffff);
-		g.options = std::span<const std::byte>(kOpts, fdp.ConsumeBool() ? 8 : 0);
-		req.geneve = &g;
-	}
+	req.geneve = xo_test::consume_geneve(fdp, g);
 
 	// optional corruption of one header byte: then only memory safety is judged
 	bool corrupt = fdp.ConsumeIntegralInRange(0, 3) == 0;
