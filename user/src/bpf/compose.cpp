@@ -188,17 +188,11 @@ Result<OffloadSkel> load_offload(const std::string &dir, unsigned stages, bool f
 	if ((stages & XO_STAGE_GENEVE)) {
 		if (auto s = renew_cpumap(dir); !s)
 			return s.error();
-		// Geneve rules pinned already: the VNI bitmap put in step before a
-		// program reads it, as attach does (upgrade_geneve_pins)
-		const auto names = geneve_map_names();
-		if (!names.empty() && ::access((dir + "/" + names[0]).c_str(), F_OK) == 0) {
-			const size_t slash = dir.find_last_of('/');
-			auto g = GeneveMaps::open(dir, slash == std::string::npos ? dir : dir.substr(slash + 1), false);
-			if (!g)
-				return g.error();
-			if (auto s = g->sync_vnibits(); !s)
-				return s.error();
-		}
+		// the VNI bitmap in step before the program reads it, as attach
+		// does (upgrade_geneve_pins); the pin directory's name for messages
+		const size_t slash = dir.find_last_of('/');
+		if (auto s = sync_pinned_vnibits(dir, slash == std::string::npos ? dir : dir.substr(slash + 1)); !s)
+			return s.error();
 	}
 	if (int err = xdp_offload_bpf__load(skel.get()))
 		return errno_error("load xdp_offload (stages " + stage_list(stages) + ")", err);

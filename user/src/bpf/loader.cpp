@@ -283,10 +283,7 @@ Status upgrade_vlan_pins(const Netdev &dev, const std::string &dir)
 // which reads it from its first frame.
 Status upgrade_geneve_pins(const Netdev &dev, const std::string &dir)
 {
-	auto m = GeneveMaps::open(dir, dev.name, false);
-	if (!m)
-		return m.error();
-	return m->sync_vnibits();
+	return sync_pinned_vnibits(dir, dev.name);
 }
 
 std::vector<std::string> vlan_xdp_entries()

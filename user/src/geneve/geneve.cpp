@@ -319,6 +319,17 @@ Result<std::vector<GenevePort>> pinned_geneve_ports(const std::string &pin_dir)
 	return ports_of(fd.get());
 }
 
+Status sync_pinned_vnibits(const std::string &pin_dir, const std::string &ifname)
+{
+	const auto names = geneve_map_names();
+	if (names.empty() || !path_exists(pin_dir + "/" + names[0]))
+		return ok();
+	auto m = GeneveMaps::open(pin_dir, ifname, false);
+	if (!m)
+		return m.error();
+	return m->sync_vnibits();
+}
+
 Result<xo_gnv_cfg> GeneveMaps::cfg() const
 {
 	uint32_t zero = 0;
@@ -425,12 +436,9 @@ Status GeneveMaps::vnibits_ensure()
 	return ok();
 }
 
+// Under put_cfg's lock, vnibits_ensure() done.
 Status GeneveMaps::vnibits_rebuild()
 {
-	if (auto s = lock(); !s)
-		return s;
-	if (auto s = vnibits_ensure(); !s)
-		return s;
 	auto words = vnibits_of_rules();
 	if (!words)
 		return words.error();
@@ -529,13 +537,14 @@ Status GeneveMaps::rule_set(const GeneveRule &r)
 	// made from the rules by the put_cfg after)
 	if (auto s = vnibits_ensure(); !s)
 		return s;
-	{
-		const uint32_t bit = xo_gnv_vnibit(r.vni), w = bit / 64;
-		uint64_t cur = 0;
-		if (bpf_map_lookup_elem(vnibits_.get(), &w, &cur))
-			return errno_error("read the VNI bitmap", errno);
-		if (auto s = vnibits_write(w, cur | 1ULL << (bit % 64)); !s)
-			return s;
+	const uint32_t bit = xo_gnv_vnibit(r.vni), w = bit / 64;
+	uint64_t word = 0;
+	if (bpf_map_lookup_elem(vnibits_.get(), &w, &word))
+		return errno_error("read the VNI bitmap", errno);
+	if (!((word >> (bit % 64)) & 1)) {
+		word |= 1ULL << (bit % 64);
+		if (bpf_map_update_elem(vnibits_.get(), &w, &word, BPF_ANY))
+			return errno_error("write the VNI bitmap", errno);
 	}
 	uint32_t key = r.vni;
 	if (bpf_map_update_elem(rules_.get(), &key, &v, BPF_ANY)) {

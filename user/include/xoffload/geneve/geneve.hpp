@@ -148,4 +148,9 @@ std::vector<std::string> geneve_map_names();
 // when there is none.
 Result<std::vector<GenevePort>> pinned_geneve_ports(const std::string &pin_dir);
 
+// Before a program with xdp_geneve's code loads on the maps pinned under
+// @pin_dir (of @ifname): the VNI bitmap put in step with the rules when
+// they are pinned already (GeneveMaps::sync_vnibits); nothing when not.
+Status sync_pinned_vnibits(const std::string &pin_dir, const std::string &ifname);
+
 } // namespace xoffload
